@@ -1,0 +1,31 @@
+"""dpverify: machine-checked claims about differentially private mechanisms.
+
+Spec files ``import dpverify as dp`` and declare a mechanism program, its
+finite universe, a parameter grid and claims; ``dpverify check`` decides them.
+
+>>> import dpverify as dp
+>>> eps = dp.symbol("eps", positive=True)
+>>> def rr(data, eps):
+...     return dp.randomized_response(data[0], eps)
+>>> s = dp.spec(rr, universe=dp.universe([0, 1], n=1, neighbours=dp.REPLACE_ONE),
+...             grid={eps: [1]}, claims=[dp.private(eps)])
+>>> [r.status.value for r in dp.check(s)]
+['verified']
+"""
+from __future__ import annotations
+
+from .dsl import *  # noqa: F401,F403  (the DSL is the public surface)
+from .dsl import __all__ as _dsl_all
+from .errors import DpverifyError, EnumerationTooLarge, SpecError
+
+__version__ = "0.1.0"
+
+
+def check(spec: "Spec", precision: int = 50) -> list:  # noqa: F405
+    """Check every claim of one spec at every grid point; returns the point results."""
+    from .checks import Options, Workspace, check_point
+    ws = Workspace(Options(precision=precision))
+    return [check_point(spec, claim, point, ws) for claim in spec.claims for point in spec.points]
+
+
+__all__ = [*_dsl_all, "DpverifyError", "EnumerationTooLarge", "SpecError", "__version__", "check"]

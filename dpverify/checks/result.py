@@ -1,0 +1,93 @@
+"""Results: what every check returns.  A refuted claim is a result, not an exception.
+
+Statuses mean exactly what DESIGN.md says: ``proved`` (for all parameter
+values), ``verified`` (every pair of the finite universe at every grid point,
+certified), ``refuted`` (a witness re-confirmed by an independent recomputation
+at higher precision), ``unknown`` (undecided, with the reason), and ``error``
+(the spec could not be evaluated).
+"""
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass, field
+from typing import Any, Optional
+
+
+class Status(str, enum.Enum):
+    PROVED = "proved"
+    VERIFIED = "verified"
+    REFUTED = "refuted"
+    UNKNOWN = "unknown"
+    ERROR = "error"
+
+    @property
+    def holds(self) -> bool:
+        return self in (Status.PROVED, Status.VERIFIED)
+
+
+# Worst first: the status of a claim is the worst status of its points.
+_SEVERITY = [Status.ERROR, Status.REFUTED, Status.UNKNOWN, Status.VERIFIED, Status.PROVED]
+
+
+def worst(statuses: list[Status]) -> Status:
+    return min(statuses, key=_SEVERITY.index) if statuses else Status.UNKNOWN
+
+
+@dataclass
+class Witness:
+    """A counterexample a reader can check by hand.
+
+    For privacy: neighbouring datasets ``x`` and ``x_prime``, the ``output``
+    (or event), P(output|x) = ``p`` and P(output|x_prime) = ``p_prime``.  For
+    a distribution claim ``x`` and ``x_prime`` are the same dataset and ``p``,
+    ``p_prime`` the probabilities under the two programs.
+    """
+
+    x: Any
+    x_prime: Any
+    output: Any
+    p: str
+    p_prime: str
+    ratio: Optional[str] = None
+
+
+@dataclass
+class PointResult:
+    """The outcome of one claim at one parameter point."""
+
+    params: dict[str, str]
+    status: Status
+    message: str
+    claimed_epsilon: Optional[str] = None
+    claimed_delta: Optional[str] = None
+    achieved_epsilon: Optional[str] = None
+    achieved_delta: Optional[str] = None
+    witness: Optional[Witness] = None
+    method: str = ""
+    seconds: float = 0.0
+    figures: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass
+class ClaimResult:
+    """One claim of one spec over its whole grid."""
+
+    path: str
+    spec: str
+    claim_id: str
+    kind: str
+    description: str
+    points: list[PointResult]
+
+    @property
+    def status(self) -> Status:
+        return worst([p.status for p in self.points])
+
+    @property
+    def seconds(self) -> float:
+        return sum(p.seconds for p in self.points)
+
+    @property
+    def message(self) -> str:
+        bad = [p for p in self.points if p.status == self.status]
+        return bad[0].message if bad else ""

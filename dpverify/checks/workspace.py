@@ -1,0 +1,93 @@
+"""What checks share: options, the enumeration guard, memoised laws, number formatting."""
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any, Optional
+
+import mpmath
+import numpy as np
+import sympy
+
+from ..dsl.params import Point
+from ..dsl.spec import Spec
+from ..engine.datasets import enumerate_datasets, estimate, neighbour_pairs
+from ..engine.reading import Table, all_distributions, distribution
+from ..engine.backend import IntervalBackend
+from ..errors import EnumerationTooLarge
+
+DEFAULT_PRECISION = 50
+DEFAULT_MAX_WORK = 50_000_000
+DIGITS = 40  # significant digits in every decimal string we print
+
+
+@dataclass
+class Options:
+    precision: int = DEFAULT_PRECISION
+    max_work: int = DEFAULT_MAX_WORK
+
+
+@dataclass
+class Workspace:
+    """Per-run memo: each (program, point) is enumerated once, whatever the claims."""
+
+    options: Options = field(default_factory=Options)
+    _tables: dict = field(default_factory=dict)
+    _universes: dict = field(default_factory=dict)
+    progress: Optional[Callable[[int], None]] = None
+
+    def datasets(self, spec: Spec) -> tuple[list[tuple], np.ndarray, np.ndarray]:
+        key = spec.universe
+        if key not in self._universes:
+            datasets = enumerate_datasets(spec.universe)
+            self._universes[key] = (datasets, *neighbour_pairs(spec.universe, datasets))
+        return self._universes[key]
+
+    def table(self, spec: Spec, program: Callable[..., Any], point: Point) -> Table:
+        key = (id(spec), program, point, self.options.precision)
+        if key not in self._tables:
+            guard(spec, program, point, self.options)
+            datasets, _, _ = self.datasets(spec)
+            self._tables[key] = all_distributions(program, datasets, params(point),
+                                                  self.options.precision, self.progress)
+        return self._tables[key]
+
+
+def params(point: Point) -> dict[str, sympy.Expr]:
+    return {sym.name: value for sym, value in point}
+
+
+def guard(spec: Spec, program: Callable[..., Any], point: Point, options: Options) -> None:
+    """Refuse, before enumerating, a universe whose work exceeds ``options.max_work``.
+
+    Work is estimated as (datasets + neighbouring pairs) x outputs, with the
+    number of outputs read off the law of one largest dataset.
+    """
+    size = estimate(spec.universe)
+    work = size.datasets + size.pairs
+    if work <= options.max_work:
+        largest = (spec.universe.records[0],) * spec.universe.sizes[-1]
+        law = distribution(program, largest, params(point), IntervalBackend(15))
+        work *= max(1, len(law))
+    if work > options.max_work:
+        raise EnumerationTooLarge(
+            f"the universe of spec {spec.name!r} ({spec.universe.describe()}) needs about {work:.3g} "
+            f"units of work ({size.datasets:,} datasets, {size.pairs:,} neighbouring pairs), above the "
+            f"limit of {options.max_work:,}",
+            "use fewer records or a smaller n, declare symmetric=True if the mechanism ignores record "
+            "order, or raise the limit with --max-work")
+
+
+def decimal(value: Any) -> str:
+    """A decimal string with DIGITS significant digits ("inf" for infinity)."""
+    if value is None:
+        return "null"
+    if value == math.inf:
+        return "inf"
+    if isinstance(value, sympy.Basic):
+        value = mpmath.mpf(str(sympy.Float(value.evalf(DIGITS + 5), DIGITS + 5)))
+    elif hasattr(value, "_mpi_"):  # an mpmath interval: its midpoint
+        value = mpmath.mp.make_mpf(value.mid._mpi_[0])
+    with mpmath.workdps(DIGITS + 5):
+        return mpmath.nstr(mpmath.mpf(value), DIGITS, strip_zeros=False, min_fixed=-6, max_fixed=12)

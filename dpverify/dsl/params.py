@@ -1,0 +1,121 @@
+"""Parameters: sympy symbols with assumptions, and the grid of values to check.
+
+A spec states its parameters once, as sympy symbols (``eps = dp.symbol("eps",
+positive=True)``), and the values to check as a grid: either a mapping from
+symbol to values (checked on the cartesian product) or an explicit list of
+points (for parameters that depend on each other).  Grid values are exact sympy
+numbers; a float literal is read as the decimal the author wrote (``0.1`` is
+``1/10``), never as its binary approximation.
+"""
+from __future__ import annotations
+
+import itertools
+import math
+from collections.abc import Iterable, Mapping
+from fractions import Fraction
+from typing import Any, Union
+
+import sympy
+
+from ..errors import SpecError
+
+Point = tuple[tuple[sympy.Symbol, sympy.Expr], ...]
+"""One parameter point: (symbol, exact value) pairs sorted by symbol name."""
+
+GridLike = Union[Mapping[sympy.Symbol, Iterable[Any]], Iterable[Mapping[sympy.Symbol, Any]]]
+
+
+def symbol(name: str, **assumptions: bool) -> sympy.Symbol:
+    """A real parameter symbol, e.g. ``symbol("eps", positive=True)``.
+
+    Assumptions are sympy's (``positive``, ``integer``, ``nonnegative``...);
+    ``real=True`` is implied.  Grid values are checked against them.
+    """
+    if not isinstance(name, str) or not name.isidentifier():
+        raise SpecError(f"parameter name {name!r} is not a Python identifier",
+                        "name parameters like the mechanism's keyword arguments, e.g. 'eps'")
+    assumptions.setdefault("real", True)
+    return sympy.Symbol(name, **assumptions)
+
+
+def exact(value: Any, what: str) -> sympy.Expr:
+    """Turn a number a spec author wrote into an exact, finite, real sympy number."""
+    if isinstance(value, bool):
+        raise SpecError(f"{what}={value!r} is a bool, not a number", "use an int, Fraction or sympy number")
+    if isinstance(value, float):
+        if math.isnan(value) or math.isinf(value):
+            raise SpecError(f"{what}={value!r} is not a finite number",
+                            "use a finite number, e.g. 1 or sympy.Rational(1, 2)")
+        value = sympy.Rational(repr(value))
+    elif isinstance(value, Fraction):
+        value = sympy.Rational(value.numerator, value.denominator)
+    try:
+        expr = sympy.sympify(value, strict=True)
+    except (sympy.SympifyError, TypeError) as exc:
+        raise SpecError(f"{what}={value!r} is not a number ({exc.__class__.__name__})",
+                        "use an int, a Fraction, a decimal literal or a sympy expression") from None
+    if expr.has(sympy.nan) or expr.free_symbols or expr.is_real is not True or expr.is_finite is False:
+        raise SpecError(f"{what}={value!r} is not a finite real number",
+                        "use a finite real value such as 1, 0.5 or sympy.log(3)")
+    return expr
+
+
+def _check_assumptions(sym: sympy.Symbol, value: sympy.Expr) -> None:
+    for name, test in (("positive", lambda v: v > 0), ("nonnegative", lambda v: v >= 0),
+                       ("negative", lambda v: v < 0), ("integer", lambda v: v.is_integer)):
+        if sym.assumptions0.get(name) and not bool(test(value)):
+            raise SpecError(f"{sym}={value} must be {name}",
+                            f"use a {name} value in the grid for {sym}, or change the assumption "
+                            f"in symbol({str(sym)!r}, ...)")
+
+
+def grid(spec_grid: GridLike | None) -> tuple[Point, ...]:
+    """Normalise a grid (mapping of value lists, or list of points) to exact points."""
+    if spec_grid is None:
+        return ((),)
+    if isinstance(spec_grid, Mapping):
+        symbols = list(spec_grid)
+        columns = []
+        for sym in symbols:
+            values = spec_grid[sym]
+            if isinstance(values, (str, bytes)) or not isinstance(values, Iterable):
+                values = [values]
+            values = list(values)
+            if not values:
+                raise SpecError(f"the grid for {sym} is empty", f"give at least one value for {sym}")
+            columns.append(values)
+        raw_points = [dict(zip(symbols, combo)) for combo in itertools.product(*columns)]
+    else:
+        raw_points = list(spec_grid)
+        if not raw_points:
+            raise SpecError("the grid has no points", "give at least one parameter point")
+    points = []
+    for raw in raw_points:
+        if not isinstance(raw, Mapping):
+            raise SpecError(f"grid point {raw!r} is not a mapping",
+                            "write points as {eps: 1, ...} or the grid as {eps: [1, 2]}")
+        point = []
+        for sym, value in raw.items():
+            if not isinstance(sym, sympy.Symbol):
+                raise SpecError(f"grid key {sym!r} is not a sympy Symbol",
+                                "create parameters with dp.symbol('eps', positive=True)")
+            value = exact(value, str(sym))
+            _check_assumptions(sym, value)
+            point.append((sym, value))
+        points.append(tuple(sorted(point, key=lambda item: item[0].name)))
+    return tuple(points)
+
+
+def point_label(point: Point) -> dict[str, str]:
+    """The JSON form of a point: {"eps": "1/2", ...}."""
+    return {sym.name: str(value) for sym, value in point}
+
+
+def substitute(expr: Any, point: Point, what: str) -> sympy.Expr:
+    """Evaluate a claim expression (in parameter symbols) exactly at a point."""
+    value = sympy.sympify(expr).subs(dict(point))
+    if value.free_symbols:
+        missing = ", ".join(sorted(s.name for s in value.free_symbols))
+        raise SpecError(f"{what} uses {missing}, which the grid does not give a value",
+                        f"add {missing} to the spec's grid")
+    return exact(value, what)

@@ -1,0 +1,183 @@
+"""The primitives a mechanism program calls, and math that works in every reading.
+
+Each function validates its arguments eagerly (one clear error naming the
+argument, its value and the fix) and hands a description to the engine, which
+chooses a branch.  Outside a mechanism run they raise, because a draw only has
+meaning while the engine enumerates a program.
+
+``exp``, ``log`` and ``sqrt`` compute in whatever reading is active (certified
+intervals, exact sympy), so write ``dp.exp(eps)`` rather than ``math.exp(eps)``
+inside a mechanism.
+"""
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable, Hashable, Iterable, Mapping
+from fractions import Fraction
+from typing import Any, Optional, TypeVar
+
+import sympy
+
+from ..engine.enumerate import active, draw
+from ..engine.primitives import (REJECTED, Categorical, Exponential, Geometric, RandomizedResponse,
+                                 RejectionLoop, Subset)
+from ..errors import SpecError
+
+T = TypeVar("T")
+
+
+def _finite_choices(values: Iterable[T], what: str, fn: str) -> tuple[T, ...]:
+    if isinstance(values, (str, bytes)) or not hasattr(values, "__iter__") or not hasattr(values, "__len__"):
+        raise SpecError(f"{fn}: {what} must be a finite collection, got {type(values).__name__}",
+                        f"pass {what} as a list or tuple")
+    values = tuple(values)
+    if not values:
+        raise SpecError(f"{fn}: {what} is empty", f"give {fn} at least one {what[:-1] if what.endswith('s') else what}")
+    for value in values:
+        try:
+            hash(value)
+        except TypeError:
+            raise SpecError(f"{fn}: {value!r} in {what} is not hashable",
+                            "use tuples instead of lists") from None
+    return values
+
+
+def exp(x: Any) -> Any:
+    """e**x in the active reading (sympy outside a run)."""
+    runner = active()
+    return sympy.exp(x) if runner is None else runner.backend.exp(x)
+
+
+def log(x: Any) -> Any:
+    """The natural logarithm in the active reading (sympy outside a run)."""
+    runner = active()
+    return sympy.log(x) if runner is None else runner.backend.log(x)
+
+
+def sqrt(x: Any) -> Any:
+    """The square root in the active reading (sympy outside a run)."""
+    runner = active()
+    return sympy.sqrt(x) if runner is None else runner.backend.sqrt(x)
+
+
+def _positive_param(value: Any, what: str, fn: str) -> Any:
+    runner = active()
+    if runner is None:
+        return value
+    number = runner.backend.num(value)
+    if runner.backend.sign(number) != 1:
+        raise SpecError(f"{fn}: {what}={value} must be positive",
+                        f"pass a {what} > 0 (a grid value or an expression in the parameters)")
+    return number
+
+
+def exponential(candidates: Iterable[T], score: Callable[[T], Any], eps: Any, *,
+                sensitivity: Any) -> T:
+    """The exponential mechanism: y with probability proportional to exp(eps*u(y)/(2*sensitivity)).
+
+    ``score`` maps a candidate to a real number (int, Fraction, sympy
+    Rational); ``sensitivity`` is the score's global sensitivity Delta as the
+    spec states it.  (McSherry and Talwar 2007.)
+    """
+    choices = _finite_choices(candidates, "candidates", "exponential")
+    if not callable(score):
+        raise SpecError(f"exponential: score={score!r} is not callable",
+                        "pass a function candidate -> number, e.g. lambda y: -errors(y)")
+    eps = _positive_param(eps, "eps", "exponential")
+    sensitivity = _positive_param(sensitivity, "sensitivity", "exponential")
+    return draw(Exponential(choices, score, eps, sensitivity))
+
+
+def randomized_response(value: T, eps: Any, values: Iterable[T] = (0, 1)) -> T:
+    """Keep ``value`` with probability e^eps/(e^eps + k - 1), else report one of the k-1 others.
+
+    For a bit (k = 2) this is Warner's randomized response: keep with
+    probability e^eps/(1 + e^eps).
+    """
+    choices = _finite_choices(values, "values", "randomized_response")
+    if len(choices) < 2 or len(set(choices)) != len(choices):
+        raise SpecError(f"randomized_response: values={choices!r} must list at least two distinct values",
+                        "use values=(0, 1) for a bit")
+    if value not in choices:
+        raise SpecError(f"randomized_response: value={value!r} is not one of values={choices!r}",
+                        "pass the record's value, or list every possible value in values=")
+    eps = _positive_param(eps, "eps", "randomized_response")
+    return draw(RandomizedResponse(value, eps, choices))
+
+
+def bernoulli(p: Any) -> bool:
+    """True with probability p, False with probability 1 - p (0 <= p <= 1)."""
+    return draw(Categorical(((True, p), (False, _one_minus(p))), name="bernoulli"))
+
+
+def _one_minus(p: Any) -> Any:
+    if isinstance(p, bool):
+        raise SpecError(f"bernoulli: p={p!r} is a bool", "pass a probability such as Fraction(1, 3)")
+    if isinstance(p, float):
+        p = Fraction(repr(p))
+    if isinstance(p, (int, Fraction)) and not 0 <= p <= 1:
+        raise SpecError(f"bernoulli: p={p} is not a probability", "use 0 <= p <= 1")
+    return 1 - p
+
+
+def categorical(probabilities: Mapping[T, Any]) -> T:
+    """A value drawn with the given probabilities, which must sum to exactly 1."""
+    if not isinstance(probabilities, Mapping) or not probabilities:
+        raise SpecError(f"categorical: expected a non-empty mapping value -> probability, "
+                        f"got {probabilities!r}", "pass e.g. {'a': Fraction(1, 2), 'b': Fraction(1, 2)}")
+    return draw(Categorical(tuple(probabilities.items())))
+
+
+def uniform(choices: Iterable[T]) -> T:
+    """A uniformly random element of ``choices`` (repeats count with their multiplicity)."""
+    values = _finite_choices(choices, "choices", "uniform")
+    k = len(values)
+    return draw(Categorical(tuple((v, Fraction(1, k)) for v in values), name="uniform"))
+
+
+def subset(data: Iterable[T], m: int) -> tuple[T, ...]:
+    """A uniformly random m-subset of the records (chosen by position), in their order."""
+    records = tuple(data)
+    if isinstance(m, bool) or not isinstance(m, int) or not 0 <= m <= len(records):
+        raise SpecError(f"subset: m={m!r} must be an int between 0 and len(data)={len(records)}",
+                        "choose a subset size that fits every dataset of the universe")
+    return draw(Subset(records, m))
+
+
+def geometric(value: int, a: Any, *, lower: Optional[int] = None, upper: Optional[int] = None) -> Any:
+    """value + Z with two-sided geometric Z: P(Z = k) = (a-1)/(a+1) * a^-|k| for every integer k.
+
+    ``a > 1``; for an integer query of sensitivity Delta, a = exp(eps/Delta)
+    gives eps-DP.  ``lower``/``upper`` clamp the output into a range (the
+    clamped ends carry the closed-form tail mass).  An unclamped side keeps its
+    infinite tail, lumped exactly beyond the values seen (see engine.tails): the
+    program may return such an output but not compute with it.
+    """
+    if isinstance(value, sympy.Integer):
+        value = int(value)
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise SpecError(f"geometric: value={value!r} must be an int", "add geometric noise to integer queries")
+    for name, bound in (("lower", lower), ("upper", upper)):
+        if bound is not None and (isinstance(bound, bool) or not isinstance(bound, int)):
+            raise SpecError(f"geometric: {name}={bound!r} must be an int or None", f"use {name}=0 or similar")
+    if lower is not None and upper is not None and lower > upper:
+        raise SpecError(f"geometric: lower={lower} > upper={upper}", "swap the bounds")
+    caller = sys._getframe(1)
+    site = (caller.f_code.co_filename, caller.f_lineno)
+    return draw(Geometric(value, a, lower, upper, site))
+
+
+def repeat_until_accepted(attempt: Callable[[], Any]) -> Any:
+    """Run ``attempt()`` until it returns something other than ``dp.REJECTED``.
+
+    Analysed exactly as the loop's fixed point (the attempt's law conditioned
+    on acceptance), so the rounds must not depend on each other.
+    """
+    if not callable(attempt):
+        raise SpecError(f"repeat_until_accepted: attempt={attempt!r} is not callable",
+                        "pass a function with no arguments that returns a value or dp.REJECTED")
+    return draw(RejectionLoop(attempt))
+
+
+__all__ = ["REJECTED", "bernoulli", "categorical", "exp", "exponential", "geometric", "log",
+           "randomized_response", "repeat_until_accepted", "sqrt", "subset", "uniform"]

@@ -1,0 +1,116 @@
+"""A spec: one mechanism program, its universe, its parameter grid and its claims.
+
+A spec is an immutable value and computes nothing (description apart from
+analysis, as dp_accounting separates a DpEvent from its accountant).  It is
+validated eagerly when built, so a malformed spec fails at import with an
+error that names the argument and the fix.
+"""
+from __future__ import annotations
+
+import inspect
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from typing import Any, Optional
+
+import sympy
+
+from ..errors import SpecError
+from .claims import Claim
+from .params import GridLike, Point, grid as normalise_grid
+from .universe import Universe
+
+
+@dataclass(frozen=True)
+class Spec:
+    """What a spec file declares; build it with :func:`spec`."""
+
+    name: str
+    mechanism: Callable[..., Any]
+    universe: Universe
+    points: tuple[Point, ...]
+    claims: tuple[Claim, ...]
+    doc: str
+
+    @property
+    def parameter_names(self) -> tuple[str, ...]:
+        return tuple(sym.name for sym, _ in self.points[0])
+
+    def claim(self, claim_id: str) -> Claim:
+        for claim in self.claims:
+            if claim.id == claim_id:
+                return claim
+        raise KeyError(claim_id)
+
+
+def _parameters(fn: Callable[..., Any], what: str) -> list[str]:
+    try:
+        params = list(inspect.signature(fn).parameters.values())
+    except (TypeError, ValueError):
+        raise SpecError(f"{what} {fn!r} has no inspectable signature",
+                        "define the mechanism with def name(data, eps, ...)") from None
+    if not params:
+        raise SpecError(f"{what} {getattr(fn, '__name__', fn)} takes no arguments",
+                        "its first argument is the dataset: def name(data, eps): ...")
+    return [p.name for p in params[1:]]
+
+
+def _check_signature(fn: Callable[..., Any], names: Iterable[str], what: str) -> None:
+    wanted = sorted(names)
+    got = sorted(_parameters(fn, what))
+    if got != wanted:
+        raise SpecError(f"{what} {fn.__name__}(data, {', '.join(got)}) does not match the grid's "
+                        f"parameters ({', '.join(wanted) or 'none'})",
+                        "give the function one keyword argument per grid parameter, after the dataset")
+
+
+def spec(mechanism: Callable[..., Any], *, universe: Universe, claims: Iterable[Claim],
+         grid: Optional[GridLike] = None, name: Optional[str] = None) -> Spec:
+    """Declare a mechanism with its universe, parameter grid and claims.
+
+    The mechanism is called as ``mechanism(data, **point)`` with ``data`` a
+    tuple of records and one keyword argument per parameter.
+    """
+    if not callable(mechanism):
+        raise SpecError(f"mechanism={mechanism!r} is not callable",
+                        "pass the mechanism function: def mech(data, eps): ...")
+    if not isinstance(universe, Universe):
+        raise SpecError(f"universe={universe!r} is not a universe", "build it with dp.universe(...)")
+    points = normalise_grid(grid)
+    names = [sym.name for sym, _ in points[0]]
+    if any([sym.name for sym, _ in p] != names for p in points):
+        raise SpecError("grid points give values for different parameters",
+                        "give every point a value for every parameter")
+    _check_signature(mechanism, names, "mechanism")
+    claims = tuple(claims)
+    if not claims:
+        raise SpecError("the spec makes no claims", "add at least one claim, e.g. claims=[dp.private(eps)]")
+    symbols = {sym for sym, _ in points[0]}
+    seen: dict[str, int] = {}
+    named = []
+    for claim in claims:
+        if not isinstance(claim, Claim):
+            raise SpecError(f"claims contains {claim!r}, which is not a claim",
+                            "build claims with dp.private(...) or dp.same_distribution(...)")
+        for expr in vars(claim).values():
+            free = getattr(expr, "free_symbols", set()) if isinstance(expr, sympy.Basic) else set()
+            if free - symbols:
+                missing = ", ".join(sorted(s.name for s in free - symbols))
+                raise SpecError(f"claim {claim.describe()} uses {missing}, which the grid does not give",
+                                f"add {missing} to the grid")
+        other = getattr(claim, "other", None)
+        if other is not None:
+            _check_signature(other, names, "same_distribution: other")
+        base = claim.id or claim.kind
+        seen[base] = seen.get(base, 0) + 1
+        claim_id = base if seen[base] == 1 else f"{base}#{seen[base]}"
+        if claim.id and seen[base] > 1:
+            raise SpecError(f"two claims have the id {claim.id!r}", "give each claim its own id")
+        named.append(_with_id(claim, claim_id))
+    doc = inspect.getdoc(mechanism) or ""
+    return Spec(name=name or mechanism.__name__, mechanism=mechanism, universe=universe,
+                points=points, claims=tuple(named), doc=doc)
+
+
+def _with_id(claim: Claim, claim_id: str) -> Claim:
+    import dataclasses
+    return dataclasses.replace(claim, id=claim_id)

@@ -1,0 +1,217 @@
+"""Arithmetic backends: the same program read with different kinds of numbers.
+
+The engine and the primitives are written once against this small interface
+(as mpmath runs the same code under ``mp``, ``fp`` and ``iv``).  Two readings
+exist so far:
+
+* :class:`IntervalBackend` -- mpmath interval arithmetic in a private context
+  at a chosen precision.  Every weight is an interval guaranteed to contain the
+  exact value, so comparisons are certified or come back undecided (``None``).
+* :class:`SympyBackend` -- exact sympy expressions, used to decide ties that no
+  interval can (a claim that is exactly tight).
+
+mpmath's global precision is never touched: each interval backend owns a fresh
+``MPIntervalContext``.
+"""
+from __future__ import annotations
+
+import functools
+from fractions import Fraction
+from typing import Any, Hashable, Optional
+
+import sympy
+from mpmath.ctx_iv import MPIntervalContext
+
+from ..errors import SpecError
+
+
+class Backend:
+    """The operations a reading must provide for weights (probabilities)."""
+
+    name = "abstract"
+
+    def num(self, value: Any) -> Any:
+        """Convert an int, Fraction, decimal float or sympy number into a weight."""
+        raise NotImplementedError
+
+    def exp(self, value: Any) -> Any:
+        raise NotImplementedError
+
+    def log(self, value: Any) -> Any:
+        raise NotImplementedError
+
+    def sqrt(self, value: Any) -> Any:
+        raise NotImplementedError
+
+    def is_zero(self, value: Any) -> bool:
+        """True only when the weight is exactly zero."""
+        raise NotImplementedError
+
+    def sign(self, value: Any) -> Optional[int]:
+        """-1, 0 or 1 when certain, None when this reading cannot tell."""
+        raise NotImplementedError
+
+    def key(self, value: Any) -> Hashable:
+        """A hashable stand-in, equal for equal weights (for caching)."""
+        raise NotImplementedError
+
+
+def _rational(value: Any) -> Optional[sympy.Rational]:
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int):
+        return sympy.Integer(value)
+    if isinstance(value, Fraction):
+        return sympy.Rational(value.numerator, value.denominator)
+    if isinstance(value, float):
+        return sympy.Rational(repr(value))
+    if isinstance(value, sympy.Rational):
+        return value
+    return None
+
+
+class IntervalBackend(Backend):
+    """Certified interval arithmetic with mpmath at ``dps`` significant digits."""
+
+    name = "mpmath-iv"
+
+    def __init__(self, dps: int = 50) -> None:
+        self.dps = dps
+        self.ctx = MPIntervalContext()
+        self.ctx.dps = dps
+        self._zero = self.ctx.mpf(0)
+
+    def num(self, value: Any) -> Any:
+        ctx = self.ctx
+        if isinstance(value, ctx.mpf):
+            return value
+        exact = _rational(value)
+        if exact is not None:
+            return ctx.mpf(int(exact.p)) / ctx.mpf(int(exact.q))
+        if isinstance(value, sympy.Basic):
+            if value.free_symbols:
+                raise SpecError(f"the value {value} still contains the symbols {value.free_symbols}",
+                                "give every parameter a value in the grid")
+            digits = self.dps + 20
+            approx = sympy.Float(value.evalf(digits), digits)
+            if approx.is_zero:
+                if value.is_zero:
+                    return self._zero
+                raise SpecError(f"cannot bound {value} away from 0 at {digits} digits",
+                                "simplify the expression or raise --precision")
+            text = str(approx)
+            mid = ctx.mpf(text)
+            radius = abs(ctx.mpf(text)) * ctx.mpf(10) ** (-(self.dps + 12))
+            return ctx.mpf([(mid - radius).a, (mid + radius).b])
+        raise SpecError(f"{value!r} (a {type(value).__name__}) is not a number the engine can use",
+                        "use ints, Fractions, sympy numbers or the dp.exp/dp.log helpers")
+
+    def exp(self, value: Any) -> Any:
+        return self.ctx.exp(self.num(value))
+
+    def log(self, value: Any) -> Any:
+        return self.ctx.log(self.num(value))
+
+    def sqrt(self, value: Any) -> Any:
+        return self.ctx.sqrt(self.num(value))
+
+    def is_zero(self, value: Any) -> bool:
+        value = self.num(value)
+        return value.a == 0 and value.b == 0
+
+    def sign(self, value: Any) -> Optional[int]:
+        value = self.num(value)
+        if value.a > 0:
+            return 1
+        if value.b < 0:
+            return -1
+        if value.a == 0 and value.b == 0:
+            return 0
+        return None
+
+    def key(self, value: Any) -> Hashable:
+        return self.num(value)._mpi_
+
+
+class SympyBackend(Backend):
+    """Exact sympy expressions (slow; for deciding ties and for symbolic readings)."""
+
+    name = "sympy"
+
+    def num(self, value: Any) -> Any:
+        exact = _rational(value)
+        if exact is not None:
+            return exact
+        if isinstance(value, sympy.Basic):
+            return value
+        raise SpecError(f"{value!r} (a {type(value).__name__}) is not a number the engine can use",
+                        "use ints, Fractions, sympy numbers or the dp.exp/dp.log helpers")
+
+    def exp(self, value: Any) -> Any:
+        return sympy.exp(self.num(value))
+
+    def log(self, value: Any) -> Any:
+        return sympy.log(self.num(value))
+
+    def sqrt(self, value: Any) -> Any:
+        return sympy.sqrt(self.num(value))
+
+    def is_zero(self, value: Any) -> bool:
+        return self.num(value) == 0
+
+    def sign(self, value: Any) -> Optional[int]:
+        return exact_sign(self.num(value))
+
+    def key(self, value: Any) -> Hashable:
+        return self.num(value)
+
+
+_W = sympy.Symbol("w", positive=True)
+
+
+def is_exactly_zero(expr: sympy.Expr) -> bool:
+    """True only when ``expr`` is provably zero (False means "not shown", not "non-zero").
+
+    Every exp(r) with rational r is rewritten as w**(r*L) with w = e^(1/L); as
+    e^(1/L) is transcendental (Lindemann-Weierstrass), the expression is zero
+    exactly when the resulting rational function in w cancels to zero.
+    """
+    expr = sympy.expand(expr, power_exp=True, mul=False, multinomial=False, log=False, basic=False)
+    exps = expr.atoms(sympy.exp)
+    rational = [a for a in exps if a.args[0].is_Rational]
+    if rational:
+        lcm = sympy.ilcm(*[a.args[0].q for a in rational]) if len(rational) > 1 else rational[0].args[0].q
+        expr = expr.xreplace({a: _W ** (a.args[0] * lcm) for a in rational})
+    for simplify in (sympy.cancel, sympy.simplify):
+        try:
+            if simplify(expr) == 0:
+                return True
+        except Exception:  # sympy gives up on some forms; the next method may not
+            continue
+    return False
+
+
+@functools.lru_cache(maxsize=4096)
+def exact_sign(expr: sympy.Expr, digits: int = 60) -> Optional[int]:
+    """The sign of an exact real constant expression, or None if undecidable.
+
+    Zero is recognised only by exact algebra (:func:`is_exactly_zero`), never
+    from a numeric value; a non-zero sign only from a numeric evaluation that
+    sympy certifies to ``digits`` digits (``strict=True`` raises when it cannot).
+    """
+    expr = sympy.sympify(expr)
+    if expr.is_zero:
+        return 0
+    if expr.is_positive:
+        return 1
+    if expr.is_negative:
+        return -1
+    if is_exactly_zero(expr):
+        return 0
+    try:
+        value = expr.evalf(digits, strict=True)
+    except Exception:  # PrecisionExhausted and friends: cannot tell
+        return None
+    if not value.is_number or value.is_zero:
+        return None
+    return 1 if value > 0 else -1

@@ -1,0 +1,98 @@
+"""Datasets of a finite universe and their neighbouring pairs.
+
+Datasets are tuples of records.  For a mechanism declared symmetric they are
+multisets, represented as tuples sorted by the records' order in the universe.
+Pairs come back unordered (i < j) as two integer arrays; the privacy loss is
+evaluated in both directions.  :func:`estimate` counts datasets and pairs with
+formulas, so a universe too large to enumerate is refused before any work.
+"""
+from __future__ import annotations
+
+import itertools
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..dsl.universe import Neighbours, Universe
+
+
+@dataclass(frozen=True)
+class Size:
+    datasets: int
+    pairs: int
+
+
+def _count(records: int, k: int, symmetric: bool) -> int:
+    return math.comb(records + k - 1, k) if symmetric else records ** k
+
+
+def _label_alternatives(universe: Universe) -> float:
+    """Average number of other labels a record can take (label-only relation)."""
+    by_x: dict = {}
+    for x, y in universe.records:
+        by_x.setdefault(x, set()).add(y)
+    return sum(len(by_x[x]) - 1 for x, _ in universe.records) / len(universe.records)
+
+
+def estimate(universe: Universe) -> Size:
+    """How many datasets and unordered neighbouring pairs the universe has (upper bounds)."""
+    r, sym = len(universe.records), universe.symmetric
+    datasets = sum(_count(r, k, sym) for k in universe.sizes)
+    rel = universe.neighbours
+    if rel is Neighbours.REPLACE_ONE:
+        pairs = sum(_count(r, k, sym) * k * (r - 1) for k in universe.sizes) // 2
+    elif rel is Neighbours.LABEL_ONLY:
+        pairs = int(sum(_count(r, k, sym) * k * _label_alternatives(universe) for k in universe.sizes)) // 2
+    elif rel is Neighbours.ADD_REMOVE:
+        pairs = sum(_count(r, k + 1, sym) * (k + 1) for k in universe.sizes if k + 1 in universe.sizes)
+    else:
+        pairs = datasets * (datasets - 1) // 2
+    return Size(datasets, pairs)
+
+
+def enumerate_datasets(universe: Universe) -> list[tuple]:
+    """Every dataset of the universe, smallest size first, in a fixed order."""
+    out: list[tuple] = []
+    for k in universe.sizes:
+        if universe.symmetric:
+            out.extend(itertools.combinations_with_replacement(universe.records, k))
+        else:
+            out.extend(itertools.product(universe.records, repeat=k))
+    return out
+
+
+def neighbour_pairs(universe: Universe, datasets: list[tuple]) -> tuple[np.ndarray, np.ndarray]:
+    """Unordered neighbouring pairs (i < j) as index arrays into ``datasets``."""
+    index = {d: i for i, d in enumerate(datasets)}
+    order = {r: i for i, r in enumerate(universe.records)}
+    canon = (lambda d: tuple(sorted(d, key=order.__getitem__))) if universe.symmetric else (lambda d: d)
+    rel = universe.neighbours
+    pairs: set[tuple[int, int]] = set()
+    if callable(rel) and not isinstance(rel, Neighbours):
+        for i, j in itertools.combinations(range(len(datasets)), 2):
+            if rel(datasets[i], datasets[j]):
+                pairs.add((i, j))
+    else:
+        alternatives = _alternatives(universe)
+        for i, data in enumerate(datasets):
+            for pos, record in enumerate(data):
+                if rel is Neighbours.ADD_REMOVE:
+                    others = [canon(data[:pos] + data[pos + 1:])]
+                else:
+                    others = [canon(data[:pos] + (alt,) + data[pos + 1:]) for alt in alternatives[record]]
+                for other in others:
+                    j = index.get(other)
+                    if j is not None and j != i:
+                        pairs.add((min(i, j), max(i, j)))
+    if not pairs:
+        return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
+    arr = np.array(sorted(pairs), dtype=np.int64)
+    return arr[:, 0], arr[:, 1]
+
+
+def _alternatives(universe: Universe) -> dict:
+    if universe.neighbours is Neighbours.LABEL_ONLY:
+        return {(x, y): [(x2, y2) for x2, y2 in universe.records if x2 == x and y2 != y]
+                for x, y in universe.records}
+    return {r: [s for s in universe.records if s != r] for r in universe.records}

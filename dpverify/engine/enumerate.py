@@ -1,0 +1,128 @@
+"""Exact enumeration of a probabilistic program's output distribution.
+
+A mechanism is plain Python that calls primitives (``dp.exponential``,
+``dp.bernoulli``...).  Each primitive offers a finite list of branches
+``(value, weight)``.  The runner explores the tree of choices depth first by
+re-executing the program with a prescribed prefix of choices, and sums the
+weight of every leaf into the output it returns.
+
+Re-execution is cheap because the branch list a primitive offers at a given
+prefix is cached: on a replay, a primitive returns its prescribed value without
+recomputing its distribution (or the scores behind it).  This needs the program
+to be deterministic given its choices -- no outside randomness, no global
+state -- which is the contract for mechanism programs.
+"""
+from __future__ import annotations
+
+import contextvars
+from collections.abc import Callable, Hashable
+from typing import Any, Optional
+
+from ..errors import SpecError
+from .backend import Backend
+
+Distribution = dict
+"""An exact output distribution: output -> weight (a backend number)."""
+
+_ACTIVE: contextvars.ContextVar[Optional["Runner"]] = contextvars.ContextVar("dpverify_runner", default=None)
+
+
+class Session:
+    """State shared by the runs of one (program, parameter point, backend).
+
+    ``cache`` holds primitive distributions keyed by their arguments, so datasets
+    that give a primitive the same arguments share its computation;
+    ``windows`` holds, per call site of unclamped geometric noise, the integer
+    window its exact tails are lumped beyond (see :mod:`.tails`).
+    """
+
+    def __init__(self, backend: Backend, windows: Optional[dict] = None) -> None:
+        self.backend = backend
+        self.cache: dict[Hashable, list] = {}
+        self.windows: dict[Hashable, list] = {} if windows is None else {k: list(v) for k, v in windows.items()}
+        self.window_version = 0
+
+
+class Runner:
+    """Enumerates one program on one input, under one session."""
+
+    def __init__(self, session: Session) -> None:
+        self.session = session
+        self.backend = session.backend
+        self._path: list[int] = []
+        self._sizes: list[int] = []
+        self._branches: dict[tuple, list] = {}
+        self._depth = 0
+        self._weight: Any = None
+
+    def draw(self, primitive: Any) -> Any:
+        """Called by a primitive inside a run: return the value of the current branch."""
+        depth = self._depth
+        self._depth += 1
+        prefix = tuple(self._path[:depth])
+        branches = self._branches.get(prefix)
+        if branches is None:
+            branches = primitive.branches(self.session)
+            if not branches:
+                raise SpecError(f"{primitive.name} has no outcome with positive probability",
+                                "check its arguments: every primitive needs at least one possible value")
+            self._branches[prefix] = branches
+        if depth < len(self._path):
+            index = self._path[depth]
+        else:
+            index = 0
+            self._path.append(0)
+            self._sizes.append(len(branches))
+        value, weight = branches[index]
+        self._weight = weight if self._weight is None else self._weight * weight
+        return value
+
+    def distribution(self, program: Callable[[], Any]) -> Distribution:
+        """Run ``program`` (no arguments) over every branch and sum the leaves."""
+        result: Distribution = {}
+        token = _ACTIVE.set(self)
+        try:
+            while True:
+                self._depth = 0
+                self._weight = None
+                output = program()
+                if self._depth < len(self._path):
+                    raise SpecError("the program made different random choices on a replay",
+                                    "mechanisms must be deterministic given their draws: no global "
+                                    "state, no outside randomness")
+                try:
+                    hash(output)
+                except TypeError:
+                    raise SpecError(f"the mechanism returned {output!r}, a {type(output).__name__}, "
+                                    "which is not hashable",
+                                    "return a tuple (or frozenset) instead of a list, set or dict") from None
+                weight = self.backend.num(1) if self._weight is None else self._weight
+                result[output] = result[output] + weight if output in result else weight
+                if not self._advance():
+                    return result
+        finally:
+            _ACTIVE.reset(token)
+
+    def _advance(self) -> bool:
+        while self._path:
+            if self._path[-1] + 1 < self._sizes[-1]:
+                self._path[-1] += 1
+                return True
+            self._path.pop()
+            self._sizes.pop()
+        return False
+
+
+def active() -> Optional[Runner]:
+    """The runner enumerating the current program, or None outside a run."""
+    return _ACTIVE.get()
+
+
+def draw(primitive: Any) -> Any:
+    """Let the active runner choose a branch of ``primitive``."""
+    runner = _ACTIVE.get()
+    if runner is None:
+        raise SpecError(f"{primitive.name}() was called outside a mechanism run",
+                        "call primitives only inside the mechanism function that a spec names; "
+                        "run it with `dpverify check`")
+    return runner.draw(primitive)

@@ -1,0 +1,1 @@
+"""Writers that turn results into text: one module per format."""

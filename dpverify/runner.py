@@ -1,0 +1,113 @@
+"""Running the claims of spec files: the one orchestration shared by the CLI, the
+pytest plugin and the reports.  It knows specs, checks and results, and nothing
+of how results are displayed.
+"""
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Optional
+
+from .checks import ClaimResult, Options, Workspace, check_point
+from .dsl.params import point_label
+from .dsl.spec import Spec
+from .errors import SpecError
+from .loader import discover, load
+
+
+@dataclass
+class SpecReport:
+    path: str
+    name: str
+    claims: list[ClaimResult] = field(default_factory=list)
+    error: Optional[str] = None
+
+
+@dataclass
+class Report:
+    specs: list[SpecReport]
+
+    def statuses(self) -> list[str]:
+        out = [c.status.value for s in self.specs for c in s.claims]
+        return out + ["error" for s in self.specs if s.error]
+
+
+def relative(path: str) -> str:
+    """Show paths relative to the working directory when they are inside it."""
+    try:
+        return os.path.relpath(path) if os.path.isabs(path) and not os.path.relpath(path).startswith("..") else path
+    except ValueError:
+        return path
+
+
+def render_error(err: SpecError) -> str:
+    if err.file:
+        err.file = relative(err.file)
+    return err.render()
+
+
+def planned(spec: Spec, claim_filter: Optional[str], point_filter: Optional[dict[str, str]]) -> list:
+    """(claim, point) pairs to run for a spec, after the command-line filters."""
+    todo = []
+    for claim in spec.claims:
+        if claim_filter and claim.id != claim_filter:
+            continue
+        for point in spec.points:
+            if point_filter and any(point_label(point).get(k) != v for k, v in point_filter.items()):
+                continue
+            todo.append((claim, point))
+    return todo
+
+
+def check_paths(paths: list[str], options: Options, *, claim_filter: Optional[str] = None,
+                point_filter: Optional[dict[str, str]] = None,
+                on_load: Optional[Callable[[int], None]] = None,
+                on_point: Optional[Callable[[str], None]] = None) -> Report:
+    """Load every spec under ``paths`` and check its claims at every grid point.
+
+    ``on_load(total_points)`` is called once the work is known, ``on_point(label)``
+    after each (claim, point) -- hooks for a progress bar.
+    """
+    loaded: list[tuple[Path, Optional[list[Spec]], Optional[str]]] = []
+    for path in discover(paths):
+        try:
+            loaded.append((path, load(path), None))
+        except SpecError as err:
+            loaded.append((path, None, render_error(err)))
+    plans = {id(s): planned(s, claim_filter, point_filter) for _, specs, _ in loaded for s in specs or []}
+    if on_load:
+        on_load(sum(len(v) for v in plans.values()))
+    reports: list[SpecReport] = []
+    for path, specs, error in loaded:
+        if specs is None:
+            reports.append(SpecReport(str(path), path.stem, error=error))
+            continue
+        for spec in specs:
+            ws = Workspace(options)
+            report = SpecReport(str(path), spec.name)
+            by_claim: dict[str, ClaimResult] = {}
+            for claim, point in plans[id(spec)]:
+                result = check_point(spec, claim, point, ws)
+                if result.status.value == "error":
+                    result.message = result.message.replace(str(Path(path).resolve()), str(path))
+                if claim.id not in by_claim:
+                    by_claim[claim.id] = ClaimResult(str(path), spec.name, claim.id, claim.kind,
+                                                     claim.describe(), [])
+                    report.claims.append(by_claim[claim.id])
+                by_claim[claim.id].points.append(result)
+                if on_point:
+                    on_point(f"{spec.name}:{claim.id}")
+            reports.append(report)
+    return Report(reports)
+
+
+def exit_code(report: Report) -> int:
+    """0 when every claim holds, 1 when any is refuted or undecided, 2 on a spec error."""
+    statuses = report.statuses()
+    if "error" in statuses:
+        return 2
+    if "refuted" in statuses or "unknown" in statuses:
+        return 1
+    return 0
