@@ -62,7 +62,7 @@ def planned(spec: Spec, claim_filter: Optional[str], point_filter: Optional[dict
 
 
 def check_paths(paths: list[str], options: Options, *, claim_filter: Optional[str] = None,
-                point_filter: Optional[dict[str, str]] = None,
+                point_filter: Optional[dict[str, str]] = None, spec_filter: Optional[str] = None,
                 on_load: Optional[Callable[[int], None]] = None,
                 on_point: Optional[Callable[[str], None]] = None) -> Report:
     """Load every spec under ``paths`` and check its claims at every grid point.
@@ -76,6 +76,9 @@ def check_paths(paths: list[str], options: Options, *, claim_filter: Optional[st
             loaded.append((path, load(path), None))
         except SpecError as err:
             loaded.append((path, None, render_error(err)))
+    if spec_filter:
+        loaded = [(p, [s for s in specs if s.name == spec_filter] if specs is not None else None, e)
+                  for p, specs, e in loaded]
     plans = {id(s): planned(s, claim_filter, point_filter) for _, specs, _ in loaded for s in specs or []}
     if on_load:
         on_load(sum(len(v) for v in plans.values()))

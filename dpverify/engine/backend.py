@@ -177,11 +177,12 @@ def is_exactly_zero(expr: sympy.Expr) -> bool:
     exactly when the resulting rational function in w cancels to zero.
     """
     expr = sympy.expand(expr, power_exp=True, mul=False, multinomial=False, log=False, basic=False)
-    exps = expr.atoms(sympy.exp)
-    rational = [a for a in exps if a.args[0].is_Rational]
-    if rational:
-        lcm = sympy.ilcm(*[a.args[0].q for a in rational]) if len(rational) > 1 else rational[0].args[0].q
-        expr = expr.xreplace({a: _W ** (a.args[0] * lcm) for a in rational})
+    powers = {a: a.args[0] for a in expr.atoms(sympy.exp) if a.args[0].is_Rational}
+    if expr.has(sympy.E):
+        powers[sympy.E] = sympy.Integer(1)
+    if powers:
+        lcm = functools.reduce(sympy.ilcm, [r.q for r in powers.values()], 1)
+        expr = expr.xreplace({a: _W ** (r * lcm) for a, r in powers.items()})
     for simplify in (sympy.cancel, sympy.simplify):
         try:
             if simplify(expr) == 0:

@@ -40,6 +40,7 @@ class Session:
         self.backend = backend
         self.cache: dict[Hashable, list] = {}
         self.windows: dict[Hashable, list] = {} if windows is None else {k: list(v) for k, v in windows.items()}
+        self.bases: dict[Hashable, Hashable] = {}
         self.window_version = 0
 
 

@@ -146,8 +146,8 @@ class LossTable:
         for start in range(0, len(self.a), max(1, _CHUNK // max(1, len(self.outputs)))):
             idx = np.arange(start, min(start + max(1, _CHUNK // max(1, len(self.outputs))), len(self.a)))
             a, b = self.a[idx], self.b[idx]
-            hi = np.maximum(0.0, self.p_hi[a] - e_lo * self.p_lo[b]).sum(axis=1) + slack
-            lo = np.maximum(0.0, self.p_lo[a] - e_hi * self.p_hi[b]).sum(axis=1) - slack
+            hi = np.maximum(0.0, self.p_hi[a] - _scaled(e_lo, self.p_lo[b])).sum(axis=1) + slack
+            lo = np.maximum(0.0, self.p_lo[a] - _scaled(e_hi, self.p_hi[b])).sum(axis=1) - slack
             best_lo = max(best_lo, float(lo.max()) if lo.size else -math.inf)
             uppers.append((idx, hi))
         found = []
@@ -163,6 +163,12 @@ class LossTable:
 
     def _divergence(self, a: int, b: int, e_eps: Any) -> Any:
         return hockey_stick_pair(self.ctx, self.table.laws[a], self.table.laws[b], e_eps)
+
+
+def _scaled(factor: float, probabilities: np.ndarray) -> np.ndarray:
+    """factor * p with 0 * inf read as 0 (an impossible output stays impossible)."""
+    with np.errstate(invalid="ignore", over="ignore"):
+        return np.where(probabilities > 0, factor * probabilities, 0.0)
 
 
 def hockey_stick_pair(ctx: Any, law: dict, law_prime: dict, e_eps: Any) -> Any:

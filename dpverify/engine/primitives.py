@@ -173,18 +173,16 @@ class Geometric:
             raise SpecError(f"geometric: a={self.a} must be > 1", "use a = exp(eps / sensitivity) > 1")
         lo = hi = None
         if self.lower is None or self.upper is None:
-            window = session.windows.get(self.site)
-            if window is None:
-                window = session.windows[self.site] = [self.value, self.value, backend.key(a)]
-                session.window_version += 1
-            elif window[2] != backend.key(a):
+            base = session.bases.setdefault(self.site, backend.key(a))
+            if base != backend.key(a):
                 raise SpecError("geometric: the noise base a at this line differs between datasets, "
                                 "so its unclamped tails cannot be lumped exactly",
                                 "make a depend on the parameters only, or clamp the output")
+            window = session.windows.setdefault(self.site, [self.value, self.value])
             if self.value < window[0] or self.value > window[1]:
                 window[0], window[1] = min(window[0], self.value), max(window[1], self.value)
                 session.window_version += 1
-            lo, hi = window[0], window[1]
+            lo, hi = window
         first = self.lower if self.lower is not None else min(lo, self.upper if self.upper is not None else lo) - 1
         last = self.upper if self.upper is not None else max(hi, first) + 1
         key = ("geometric", self.value, backend.key(a), first, last, self.lower is None, self.upper is None)

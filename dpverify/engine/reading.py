@@ -23,12 +23,14 @@ def _call(program: Callable[..., Any], data: tuple, params: Mapping[str, Any],
           session: Session) -> Distribution:
     backend = session.backend
     kwargs = {name: backend.num(value) for name, value in params.items()}
-    filename = program.__code__.co_filename if hasattr(program, "__code__") else "<mechanism>"
+    code = getattr(program, "__code__", None)
+    filename = code.co_filename if code else "<mechanism>"
+    first_line = code.co_firstlineno if code else None
     try:
         law = Runner(session).distribution(lambda: program(data, **kwargs))
     except SpecError as err:
         err.problem = f"{err.problem} (on dataset {data!r})" if "on dataset" not in err.problem else err.problem
-        raise err.located(filename, line_in(err.__traceback__, filename)) from None
+        raise err.located(filename, line_in(err.__traceback__, filename) or first_line) from None
     except RecursionError:
         raise SpecError(f"the mechanism recursed without end on dataset {data!r}",
                         "make the program terminate on every branch",
@@ -36,17 +38,18 @@ def _call(program: Callable[..., Any], data: tuple, params: Mapping[str, Any],
     except Exception as exc:  # the spec's own code failed: report where, never a traceback
         raise SpecError(f"the mechanism raised {type(exc).__name__}: {exc} on dataset {data!r}",
                         "fix the program so it runs on every dataset of the universe",
-                        file=filename, line=line_in(exc.__traceback__, filename)) from None
-    _check_mass(law, backend, data, filename)
+                        file=filename, line=line_in(exc.__traceback__, filename) or first_line) from None
+    _check_mass(law, backend, data, filename, first_line)
     return law
 
 
-def _check_mass(law: Distribution, backend: Backend, data: tuple, filename: str) -> None:
+def _check_mass(law: Distribution, backend: Backend, data: tuple, filename: str,
+                line: Optional[int]) -> None:
     values = list(law.values())
     total = sum(values[1:], values[0])
     if backend.sign(total - 1) not in (0, None):
         raise SpecError(f"the output probabilities on dataset {data!r} sum to {total}, not 1",
-                        "check the probabilities passed to categorical/bernoulli", file=filename)
+                        "check the probabilities passed to categorical/bernoulli", file=filename, line=line)
 
 
 def distribution(program: Callable[..., Any], data: tuple, params: Mapping[str, sympy.Expr],

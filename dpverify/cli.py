@@ -1,0 +1,84 @@
+"""The command line: ``dpverify check PATH... [--json] [--precision DIGITS]``.
+
+Exit codes are a public contract: 0 when every claim holds, 1 when any claim
+is refuted or could not be decided, 2 on a usage or spec error.
+"""
+from __future__ import annotations
+
+import sys
+from typing import Optional
+
+import click
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+from . import __version__
+from .checks.workspace import DEFAULT_MAX_WORK, DEFAULT_PRECISION, Options
+from .errors import SpecError
+from .runner import Report, check_paths, exit_code, render_error
+
+
+def _points(values: tuple[str, ...]) -> Optional[dict[str, str]]:
+    out = {}
+    for item in values:
+        if "=" not in item:
+            raise click.BadParameter(f"{item!r} is not NAME=VALUE", param_hint="--point")
+        name, value = item.split("=", 1)
+        out[name.strip()] = value.strip()
+    return out or None
+
+
+@click.group()
+@click.version_option(__version__, prog_name="dpverify")
+def main() -> None:
+    """Machine-check the claims made about differentially private mechanisms."""
+
+
+@main.command()
+@click.argument("paths", nargs=-1, required=True)
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON document instead of the table.")
+@click.option("--precision", default=DEFAULT_PRECISION, show_default=True, type=click.IntRange(15, 10_000),
+              help="Significant digits of the certified interval arithmetic.")
+@click.option("--max-work", default=DEFAULT_MAX_WORK, show_default=True, type=click.IntRange(1),
+              help="Refuse universes whose estimated work (datasets+pairs) x outputs exceeds this.")
+@click.option("--spec", "spec_filter", default=None, help="Only the spec with this name.")
+@click.option("--claim", "claim_filter", default=None, help="Only the claim with this id.")
+@click.option("--point", "point_values", multiple=True, help="Only grid points with NAME=VALUE (repeatable).")
+def check(paths: tuple[str, ...], as_json: bool, precision: int, max_work: int, spec_filter: Optional[str],
+          claim_filter: Optional[str], point_values: tuple[str, ...]) -> None:
+    """Check every claim of the spec files under PATHS."""
+    options = Options(precision=precision, max_work=max_work)
+    console = Console(stderr=True)
+    progress = None
+    if not as_json and console.is_terminal:
+        progress = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
+                            TimeElapsedColumn(), console=console, transient=True)
+    try:
+        if progress is not None:
+            with progress:
+                task = progress.add_task("checking", total=None)
+                report = check_paths(list(paths), options, claim_filter=claim_filter,
+                                     point_filter=_points(point_values), spec_filter=spec_filter,
+                                     on_load=lambda n: progress.update(task, total=n),
+                                     on_point=lambda label: progress.update(task, advance=1, description=label))
+        else:
+            report = check_paths(list(paths), options, claim_filter=claim_filter,
+                                 point_filter=_points(point_values), spec_filter=spec_filter)
+    except SpecError as err:
+        click.echo(f"error: {render_error(err)}", err=True)
+        sys.exit(2)
+    _print(report, as_json)
+    sys.exit(exit_code(report))
+
+
+def _print(report: Report, as_json: bool) -> None:
+    if as_json:
+        from .report.json_report import dumps
+        click.echo(dumps(report))
+    else:
+        from .report.terminal import render
+        render(report, Console())
+
+
+if __name__ == "__main__":
+    main()

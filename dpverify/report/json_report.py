@@ -1,0 +1,68 @@
+"""The JSON document of ``dpverify check --json``: a public contract, keep it stable.
+
+Schema (decimal strings carry 40 significant digits)::
+
+    {"dpverify": VERSION,
+     "specs": [{"path", "name", "error"?, "claims": [{"id", "kind", "status", "message",
+                 "points": [{"params", "status", "message", "claimed_epsilon", "claimed_delta",
+                             "achieved_epsilon", "achieved_delta", "witness", "seconds"}]}]}],
+     "summary": {"proved", "verified", "refuted", "unknown", "error"}}
+"""
+from __future__ import annotations
+
+import json
+from fractions import Fraction
+from typing import Any
+
+from .. import __version__
+from ..checks.result import ClaimResult, PointResult, Status
+from ..runner import Report
+
+
+def jsonable(value: Any) -> Any:
+    """Datasets and outputs as JSON: tuples become lists, other values their repr."""
+    if value is None or isinstance(value, (bool, int, str)):
+        return value
+    if isinstance(value, (tuple, list)):
+        return [jsonable(v) for v in value]
+    if isinstance(value, (set, frozenset)):
+        return sorted((jsonable(v) for v in value), key=repr)
+    if isinstance(value, Fraction):
+        return str(value)
+    return repr(value)
+
+
+def _point(p: PointResult) -> dict[str, Any]:
+    witness = None
+    if p.witness is not None:
+        w = p.witness
+        witness = {"x": jsonable(w.x), "x_prime": jsonable(w.x_prime), "output": jsonable(w.output),
+                   "p": w.p, "p_prime": w.p_prime}
+        if w.ratio is not None:
+            witness["ratio"] = w.ratio
+    return {"params": p.params, "status": p.status.value, "message": p.message, "method": p.method,
+            "claimed_epsilon": p.claimed_epsilon, "claimed_delta": p.claimed_delta,
+            "achieved_epsilon": p.achieved_epsilon, "achieved_delta": p.achieved_delta,
+            "witness": witness, "seconds": round(p.seconds, 3)}
+
+
+def _claim(c: ClaimResult) -> dict[str, Any]:
+    return {"id": c.claim_id, "kind": c.kind, "status": c.status.value, "message": c.message,
+            "points": [_point(p) for p in c.points]}
+
+
+def document(report: Report) -> dict[str, Any]:
+    specs = []
+    for s in report.specs:
+        entry: dict[str, Any] = {"path": s.path, "name": s.name, "claims": [_claim(c) for c in s.claims]}
+        if s.error:
+            entry["error"] = s.error
+        specs.append(entry)
+    counts = {status.value: 0 for status in Status}
+    for status in report.statuses():
+        counts[status] += 1
+    return {"dpverify": __version__, "specs": specs, "summary": counts}
+
+
+def dumps(report: Report) -> str:
+    return json.dumps(document(report), indent=2, ensure_ascii=False)

@@ -1,0 +1,58 @@
+"""The terminal table of ``dpverify check``: one row per claim and parameter point."""
+from __future__ import annotations
+
+from rich.console import Console
+from rich.table import Table
+from rich.text import Text
+
+from ..runner import Report
+
+_STYLE = {"proved": "bold green", "verified": "green", "refuted": "bold red", "unknown": "yellow",
+          "error": "bold magenta"}
+
+
+def _short(value: str | None) -> str:
+    if value is None:
+        return "-"
+    if value in ("inf", "null"):
+        return value
+    try:
+        return f"{float(value):.6g}"
+    except ValueError:
+        return value
+
+
+def render(report: Report, console: Console) -> None:
+    table = Table(title="dpverify check", show_lines=False)
+    for name, justify in (("spec", "left"), ("claim", "left"), ("params", "left"), ("status", "left"),
+                          ("claimed eps", "right"), ("achieved eps", "right"), ("time", "right")):
+        table.add_column(name, justify=justify)  # type: ignore[arg-type]
+    for spec in report.specs:
+        if spec.error:
+            table.add_row(spec.name, "-", "-", Text("error", style=_STYLE["error"]), "-", "-", "-")
+            continue
+        for claim in spec.claims:
+            for point in claim.points:
+                params = ", ".join(f"{k}={v}" for k, v in point.params.items()) or "-"
+                table.add_row(spec.name, claim.claim_id, params,
+                              Text(point.status.value, style=_STYLE[point.status.value]),
+                              _short(point.claimed_epsilon), _short(point.achieved_epsilon),
+                              f"{point.seconds:.2f}s")
+    console.print(table)
+    for spec in report.specs:
+        if spec.error:
+            console.print(Text(f"error in {spec.path}:\n{spec.error}", style=_STYLE["error"]))
+        for claim in spec.claims:
+            for point in claim.points:
+                if point.status.value in ("refuted", "unknown", "error"):
+                    params = " ".join(f"{k}={v}" for k, v in point.params.items())
+                    console.print(Text(f"{point.status.value}: {spec.path} {spec.name}:{claim.claim_id} "
+                                       f"[{params}]", style=_STYLE[point.status.value]))
+                    console.print(f"  {point.message}", markup=False, highlight=False)
+                    replay = f"dpverify check {spec.path} --spec {spec.name} --claim {claim.claim_id}"
+                    replay += "".join(f" --point {k}={v}" for k, v in point.params.items())
+                    console.print(f"  replay: {replay}", markup=False, highlight=False)
+    counts: dict[str, int] = {}
+    for status in report.statuses():
+        counts[status] = counts.get(status, 0) + 1
+    console.print(", ".join(f"{n} {s}" for s, n in sorted(counts.items())) or "no claims checked")

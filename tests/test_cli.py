@@ -1,0 +1,89 @@
+"""The CLI contract: `dpverify check ... --json` and the exit codes 0 / 1 / 2."""
+import json
+import re
+import textwrap
+
+from click.testing import CliRunner
+
+from dpverify.cli import main
+
+SPEC = textwrap.dedent("""
+    from sympy import Rational
+    import dpverify as dp
+    eps = dp.symbol("eps", positive=True)
+
+    def rr(data, eps):
+        return dp.randomized_response(data[0], eps)
+
+    s = dp.spec(rr, universe=dp.universe([0, 1], n=1, neighbours=dp.REPLACE_ONE),
+                grid={eps: [Rational(1, 2), 1]}, claims=[dp.private(CLAIM)])
+""")
+
+
+def run(tmp_path, monkeypatch, claim: str, *args: str):
+    (tmp_path / "rr.py").write_text(SPEC.replace("CLAIM", claim))
+    monkeypatch.chdir(tmp_path)
+    return CliRunner().invoke(main, ["check", "rr.py", "--json", *args])
+
+
+def significant_digits(text: str) -> int:
+    mantissa = text.split("e")[0].replace("-", "").replace(".", "").lstrip("0")
+    return len(mantissa)
+
+
+def test_holding_claim_exits_0_with_the_documented_schema(tmp_path, monkeypatch) -> None:
+    result = run(tmp_path, monkeypatch, "eps")
+    assert result.exit_code == 0, result.output
+    doc = json.loads(result.output)
+    assert set(doc) == {"dpverify", "specs", "summary"}
+    assert doc["summary"] == {"proved": 0, "verified": 1, "refuted": 0, "unknown": 0, "error": 0}
+    spec = doc["specs"][0]
+    assert spec["path"] == "rr.py" and spec["name"] == "rr"
+    claim = spec["claims"][0]
+    assert claim["kind"] == "private" and claim["status"] == "verified" and claim["id"] == "private"
+    for point in claim["points"]:
+        assert {"params", "claimed_epsilon", "claimed_delta", "achieved_epsilon", "achieved_delta",
+                "witness"} <= set(point)
+        assert point["witness"] is None
+        assert significant_digits(point["achieved_epsilon"]) >= 30
+        # randomized response is tight: the achieved epsilon equals the claim exactly
+        assert point["achieved_epsilon"] == point["claimed_epsilon"]
+    assert [p["params"] for p in claim["points"]] == [{"eps": "1/2"}, {"eps": "1"}]
+
+
+def test_refuted_claim_exits_1_with_a_witness(tmp_path, monkeypatch) -> None:
+    result = run(tmp_path, monkeypatch, "eps / 2")
+    assert result.exit_code == 1, result.output
+    doc = json.loads(result.output)
+    assert doc["summary"]["refuted"] == 1
+    point = doc["specs"][0]["claims"][0]["points"][1]
+    assert point["status"] == "refuted"
+    w = point["witness"]
+    assert {w["output"]} <= {0, 1} and w["x"] != w["x_prime"]
+    # P(keep) = e/(1+e) for eps = 1; the ratio is e > e^(1/2)
+    assert w["p"].startswith("0.731058578630004879251")
+    assert w["p_prime"].startswith("0.268941421369995120748")
+    assert re.match(r"2\.71828182845904523536028747135266249775", w["ratio"])
+
+
+def test_filters_select_one_point(tmp_path, monkeypatch) -> None:
+    result = run(tmp_path, monkeypatch, "eps", "--claim", "private", "--point", "eps=1")
+    doc = json.loads(result.output)
+    assert [p["params"] for p in doc["specs"][0]["claims"][0]["points"]] == [{"eps": "1"}]
+
+
+def test_spec_error_exits_2_and_is_reported_in_json(tmp_path, monkeypatch) -> None:
+    result = run(tmp_path, monkeypatch, "undefined_name")
+    assert result.exit_code == 2
+    doc = json.loads(result.output)
+    assert doc["summary"]["error"] == 1
+    assert "rr.py:10" in doc["specs"][0]["error"]
+
+
+def test_table_output_names_the_replay_command(tmp_path, monkeypatch) -> None:
+    (tmp_path / "rr.py").write_text(SPEC.replace("CLAIM", "eps / 2"))
+    monkeypatch.chdir(tmp_path)
+    result = CliRunner().invoke(main, ["check", "rr.py"])
+    assert result.exit_code == 1
+    assert "refuted" in result.output
+    assert "replay: dpverify check rr.py --spec rr --claim private --point eps=1/2" in result.output
