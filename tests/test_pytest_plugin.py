@@ -1,0 +1,45 @@
+"""The pytest plugin, driven with pytester: one item per claim and point, witnesses on failure."""
+import textwrap
+
+SPEC = textwrap.dedent("""
+    from sympy import Rational
+    import dpverify as dp
+    eps = dp.symbol("eps", positive=True)
+
+    def rr(data, eps):
+        return dp.randomized_response(data[0], eps)
+
+    good = dp.spec(rr, universe=dp.universe([0, 1], n=1, neighbours=dp.REPLACE_ONE),
+                   grid={eps: [Rational(1, 2), 1]}, claims=[dp.private(eps)])
+    bad = dp.spec(rr, name="halved", universe=dp.universe([0, 1], n=1, neighbours=dp.REPLACE_ONE),
+                  grid={eps: [1]}, claims=[dp.private(eps / 2)])
+""")
+
+
+def test_claims_become_items_and_refutations_show_witnesses(pytester) -> None:
+    pytester.mkdir("spec")
+    pytester.path.joinpath("spec", "rr.py").write_text(SPEC)
+    result = pytester.runpytest("spec", "-v")
+    result.assert_outcomes(passed=2, failed=1)
+    result.stdout.fnmatch_lines([
+        "*rr::private?eps=1/2? PASSED*",
+        "*halved::private?eps=1? FAILED*",
+        "*refuted: halved:private*",
+        "*P(output|X)  = 0.7310585786300048792511592418218362743651*",
+        "*replay: dpverify check spec/rr.py --spec halved --claim private --point eps=1*",
+    ])
+    assert "Traceback" not in result.stdout.str()
+
+
+def test_a_broken_spec_file_fails_with_its_location(pytester) -> None:
+    pytester.mkdir("spec")
+    pytester.path.joinpath("spec", "broken.py").write_text("import dpverify as dp\nx = dp.universe([], n=1, neighbours=dp.REPLACE_ONE)\n")
+    result = pytester.runpytest("spec")
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(["*spec/broken.py:2: the universe has no records*"])
+
+
+def test_files_outside_spec_directories_are_not_collected(pytester) -> None:
+    pytester.path.joinpath("rr.py").write_text(SPEC)
+    result = pytester.runpytest("rr.py")
+    assert result.ret == 5  # no tests collected
