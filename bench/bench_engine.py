@@ -33,6 +33,7 @@ from fractions import Fraction
 import mpmath
 
 import dpverify as dp
+from dpverify.checks.workspace import DIGITS
 
 PRECISION = 50       # decimal digits, engine and baseline alike
 SHOW_DIGITS = 35     # digits printed for each achieved epsilon
@@ -184,7 +185,8 @@ def main() -> None:
         ("baseline seconds", f"{baseline_seconds:.3f}"),
         ("engine achieved eps", mpmath.nstr(engine_eps, SHOW_DIGITS, strip_zeros=False)),
         ("baseline achieved eps", mpmath.nstr(baseline_eps, SHOW_DIGITS, strip_zeros=False)),
-        (f"agree to {AGREE_DIGITS} digits", f"{'yes' if agree else 'NO'} ({digits:.1f} digits agree)"),
+        (f"agree to {AGREE_DIGITS} digits", f"{'yes' if agree else 'NO'} ({digits:.1f} digits agree; "
+                                           f"the engine reports {DIGITS} digits)"),
     ]
     width = max(len(name) for name, _ in rows)
     for name, value in rows:

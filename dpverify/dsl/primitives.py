@@ -60,17 +60,6 @@ def sqrt(x: Any) -> Any:
     return sympy.sqrt(x) if runner is None else runner.backend.sqrt(x)
 
 
-def _positive_param(value: Any, what: str, fn: str) -> Any:
-    runner = active()
-    if runner is None:
-        return value
-    number = runner.backend.num(value)
-    if runner.backend.sign(number) != 1:
-        raise SpecError(f"{fn}: {what}={value} must be positive",
-                        f"pass a {what} > 0 (a grid value or an expression in the parameters)")
-    return number
-
-
 def exponential(candidates: Iterable[T], score: Callable[[T], Any], eps: Any, *,
                 sensitivity: Any) -> T:
     """The exponential mechanism: y with probability proportional to exp(eps*u(y)/(2*sensitivity)).
@@ -79,13 +68,13 @@ def exponential(candidates: Iterable[T], score: Callable[[T], Any], eps: Any, *,
     Rational); ``sensitivity`` is the score's global sensitivity Delta as the
     spec states it.  (McSherry and Talwar 2007.)
     """
-    choices = _finite_choices(candidates, "candidates", "exponential")
-    if not callable(score):
-        raise SpecError(f"exponential: score={score!r} is not callable",
-                        "pass a function candidate -> number, e.g. lambda y: -errors(y)")
-    eps = _positive_param(eps, "eps", "exponential")
-    sensitivity = _positive_param(sensitivity, "sensitivity", "exponential")
-    return draw(Exponential(choices, score, eps, sensitivity))
+    def make() -> Exponential:
+        choices = _finite_choices(candidates, "candidates", "exponential")
+        if not callable(score):
+            raise SpecError(f"exponential: score={score!r} is not callable",
+                            "pass a function candidate -> number, e.g. lambda y: -errors(y)")
+        return Exponential(choices, score, eps, sensitivity)
+    return draw("exponential", make)
 
 
 def randomized_response(value: T, eps: Any, values: Iterable[T] = (0, 1)) -> T:
@@ -94,20 +83,21 @@ def randomized_response(value: T, eps: Any, values: Iterable[T] = (0, 1)) -> T:
     For a bit (k = 2) this is Warner's randomized response: keep with
     probability e^eps/(1 + e^eps).
     """
-    choices = _finite_choices(values, "values", "randomized_response")
-    if len(choices) < 2 or len(set(choices)) != len(choices):
-        raise SpecError(f"randomized_response: values={choices!r} must list at least two distinct values",
-                        "use values=(0, 1) for a bit")
-    if value not in choices:
-        raise SpecError(f"randomized_response: value={value!r} is not one of values={choices!r}",
-                        "pass the record's value, or list every possible value in values=")
-    eps = _positive_param(eps, "eps", "randomized_response")
-    return draw(RandomizedResponse(value, eps, choices))
+    def make() -> RandomizedResponse:
+        choices = _finite_choices(values, "values", "randomized_response")
+        if len(choices) < 2 or len(set(choices)) != len(choices):
+            raise SpecError(f"randomized_response: values={choices!r} must list at least two distinct values",
+                            "use values=(0, 1) for a bit")
+        if value not in choices:
+            raise SpecError(f"randomized_response: value={value!r} is not one of values={choices!r}",
+                            "pass the record's value, or list every possible value in values=")
+        return RandomizedResponse(value, eps, choices)
+    return draw("randomized_response", make)
 
 
 def bernoulli(p: Any) -> bool:
     """True with probability p, False with probability 1 - p (0 <= p <= 1)."""
-    return draw(Categorical(((True, p), (False, _one_minus(p))), name="bernoulli"))
+    return draw("bernoulli", lambda: Categorical(((True, p), (False, _one_minus(p))), name="bernoulli"))
 
 
 def _one_minus(p: Any) -> Any:
@@ -122,26 +112,31 @@ def _one_minus(p: Any) -> Any:
 
 def categorical(probabilities: Mapping[T, Any]) -> T:
     """A value drawn with the given probabilities, which must sum to exactly 1."""
-    if not isinstance(probabilities, Mapping) or not probabilities:
-        raise SpecError(f"categorical: expected a non-empty mapping value -> probability, "
-                        f"got {probabilities!r}", "pass e.g. {'a': Fraction(1, 2), 'b': Fraction(1, 2)}")
-    return draw(Categorical(tuple(probabilities.items())))
+    def make() -> Categorical:
+        if not isinstance(probabilities, Mapping) or not probabilities:
+            raise SpecError(f"categorical: expected a non-empty mapping value -> probability, "
+                            f"got {probabilities!r}", "pass e.g. {'a': Fraction(1, 2), 'b': Fraction(1, 2)}")
+        return Categorical(tuple(probabilities.items()))
+    return draw("categorical", make)
 
 
 def uniform(choices: Iterable[T]) -> T:
     """A uniformly random element of ``choices`` (repeats count with their multiplicity)."""
-    values = _finite_choices(choices, "choices", "uniform")
-    k = len(values)
-    return draw(Categorical(tuple((v, Fraction(1, k)) for v in values), name="uniform"))
+    def make() -> Categorical:
+        values = _finite_choices(choices, "choices", "uniform")
+        return Categorical(tuple((v, Fraction(1, len(values))) for v in values), name="uniform")
+    return draw("uniform", make)
 
 
 def subset(data: Iterable[T], m: int) -> tuple[T, ...]:
     """A uniformly random m-subset of the records (chosen by position), in their order."""
-    records = tuple(data)
-    if isinstance(m, bool) or not isinstance(m, int) or not 0 <= m <= len(records):
-        raise SpecError(f"subset: m={m!r} must be an int between 0 and len(data)={len(records)}",
-                        "choose a subset size that fits every dataset of the universe")
-    return draw(Subset(records, m))
+    def make() -> Subset:
+        records = tuple(data)
+        if isinstance(m, bool) or not isinstance(m, int) or not 0 <= m <= len(records):
+            raise SpecError(f"subset: m={m!r} must be an int between 0 and len(data)={len(records)}",
+                            "choose a subset size that fits every dataset of the universe")
+        return Subset(records, m)
+    return draw("subset", make)
 
 
 def geometric(value: int, a: Any, *, lower: Optional[int] = None, upper: Optional[int] = None) -> Any:
@@ -153,18 +148,20 @@ def geometric(value: int, a: Any, *, lower: Optional[int] = None, upper: Optiona
     infinite tail, lumped exactly beyond the values seen (see engine.tails): the
     program may return such an output but not compute with it.
     """
-    if isinstance(value, sympy.Integer):
-        value = int(value)
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise SpecError(f"geometric: value={value!r} must be an int", "add geometric noise to integer queries")
-    for name, bound in (("lower", lower), ("upper", upper)):
-        if bound is not None and (isinstance(bound, bool) or not isinstance(bound, int)):
-            raise SpecError(f"geometric: {name}={bound!r} must be an int or None", f"use {name}=0 or similar")
-    if lower is not None and upper is not None and lower > upper:
-        raise SpecError(f"geometric: lower={lower} > upper={upper}", "swap the bounds")
     caller = sys._getframe(1)
     site = (caller.f_code.co_filename, caller.f_lineno)
-    return draw(Geometric(value, a, lower, upper, site))
+
+    def make() -> Geometric:
+        number = int(value) if isinstance(value, sympy.Integer) else value
+        if isinstance(number, bool) or not isinstance(number, int):
+            raise SpecError(f"geometric: value={value!r} must be an int", "add geometric noise to integer queries")
+        for name, bound in (("lower", lower), ("upper", upper)):
+            if bound is not None and (isinstance(bound, bool) or not isinstance(bound, int)):
+                raise SpecError(f"geometric: {name}={bound!r} must be an int or None", f"use {name}=0 or similar")
+        if lower is not None and upper is not None and lower > upper:
+            raise SpecError(f"geometric: lower={lower} > upper={upper}", "swap the bounds")
+        return Geometric(number, a, lower, upper, site)
+    return draw("geometric", make)
 
 
 def repeat_until_accepted(attempt: Callable[[], Any]) -> Any:
@@ -173,10 +170,12 @@ def repeat_until_accepted(attempt: Callable[[], Any]) -> Any:
     Analysed exactly as the loop's fixed point (the attempt's law conditioned
     on acceptance), so the rounds must not depend on each other.
     """
-    if not callable(attempt):
-        raise SpecError(f"repeat_until_accepted: attempt={attempt!r} is not callable",
-                        "pass a function with no arguments that returns a value or dp.REJECTED")
-    return draw(RejectionLoop(attempt))
+    def make() -> RejectionLoop:
+        if not callable(attempt):
+            raise SpecError(f"repeat_until_accepted: attempt={attempt!r} is not callable",
+                            "pass a function with no arguments that returns a value or dp.REJECTED")
+        return RejectionLoop(attempt)
+    return draw("repeat_until_accepted", make)
 
 
 __all__ = ["REJECTED", "bernoulli", "categorical", "exp", "exponential", "geometric", "log",

@@ -21,6 +21,7 @@ from typing import Any, Hashable, Optional
 
 import sympy
 from mpmath.ctx_iv import MPIntervalContext
+from mpmath.libmp import fzero, mpf_sign
 
 from ..errors import SpecError
 
@@ -116,16 +117,16 @@ class IntervalBackend(Backend):
         return self.ctx.sqrt(self.num(value))
 
     def is_zero(self, value: Any) -> bool:
-        value = self.num(value)
-        return value.a == 0 and value.b == 0
+        a, b = self.num(value)._mpi_
+        return a == fzero and b == fzero
 
     def sign(self, value: Any) -> Optional[int]:
-        value = self.num(value)
-        if value.a > 0:
+        a, b = self.num(value)._mpi_
+        if mpf_sign(a) > 0:
             return 1
-        if value.b < 0:
+        if mpf_sign(b) < 0:
             return -1
-        if value.a == 0 and value.b == 0:
+        if a == fzero and b == fzero:
             return 0
         return None
 

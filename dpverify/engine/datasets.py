@@ -64,6 +64,8 @@ def enumerate_datasets(universe: Universe) -> list[tuple]:
 
 def neighbour_pairs(universe: Universe, datasets: list[tuple]) -> tuple[np.ndarray, np.ndarray]:
     """Unordered neighbouring pairs (i < j) as index arrays into ``datasets``."""
+    if universe.neighbours is Neighbours.REPLACE_ONE and not universe.symmetric:
+        return _replace_one_sequences(universe)
     index = {d: i for i, d in enumerate(datasets)}
     order = {r: i for i, r in enumerate(universe.records)}
     canon = (lambda d: tuple(sorted(d, key=order.__getitem__))) if universe.symmetric else (lambda d: d)
@@ -89,6 +91,30 @@ def neighbour_pairs(universe: Universe, datasets: list[tuple]) -> tuple[np.ndarr
         return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
     arr = np.array(sorted(pairs), dtype=np.int64)
     return arr[:, 0], arr[:, 1]
+
+
+def _replace_one_sequences(universe: Universe) -> tuple[np.ndarray, np.ndarray]:
+    """Replace-one pairs among sequences by index arithmetic: a dataset of size k is its
+    number in base r (r records), so replacing position p changes one digit."""
+    r = len(universe.records)
+    lefts, rights, offset = [], [], 0
+    for k in universe.sizes:
+        count = r ** k
+        index = np.arange(count, dtype=np.int64)
+        for pos in range(k):
+            place = r ** (k - 1 - pos)
+            digit = (index // place) % r
+            for shift in range(1, r):
+                other = index + (((digit + shift) % r) - digit) * place
+                keep = index < other
+                lefts.append(index[keep] + offset)
+                rights.append(other[keep] + offset)
+        offset += count
+    if not lefts:
+        return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
+    left, right = np.concatenate(lefts), np.concatenate(rights)
+    order = np.lexsort((right, left))
+    return left[order], right[order]
 
 
 def _alternatives(universe: Universe) -> dict:

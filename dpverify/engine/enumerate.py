@@ -42,6 +42,14 @@ class Session:
         self.windows: dict[Hashable, list] = {} if windows is None else {k: list(v) for k, v in windows.items()}
         self.bases: dict[Hashable, Hashable] = {}
         self.window_version = 0
+        self.arguments: dict[tuple, dict] = {}
+
+    def convert(self, params: dict) -> dict:
+        """The parameters as backend numbers, converted once per session."""
+        key = tuple(sorted(params.items(), key=lambda item: item[0]))
+        if key not in self.arguments:
+            self.arguments[key] = {name: self.backend.num(value) for name, value in key}
+        return self.arguments[key]
 
 
 class Runner:
@@ -56,13 +64,18 @@ class Runner:
         self._depth = 0
         self._weight: Any = None
 
-    def draw(self, primitive: Any) -> Any:
-        """Called by a primitive inside a run: return the value of the current branch."""
+    def draw(self, make: Callable[[], Any]) -> Any:
+        """Called by a primitive inside a run: return the value of the current branch.
+
+        ``make()`` builds (and validates) the primitive; it is called only when
+        the branches at this prefix are not known yet, so replays cost little.
+        """
         depth = self._depth
         self._depth += 1
         prefix = tuple(self._path[:depth])
         branches = self._branches.get(prefix)
         if branches is None:
+            primitive = make()
             branches = primitive.branches(self.session)
             if not branches:
                 raise SpecError(f"{primitive.name} has no outcome with positive probability",
@@ -119,11 +132,11 @@ def active() -> Optional[Runner]:
     return _ACTIVE.get()
 
 
-def draw(primitive: Any) -> Any:
-    """Let the active runner choose a branch of ``primitive``."""
+def draw(name: str, make: Callable[[], Any]) -> Any:
+    """Let the active runner choose a branch of the primitive ``make()`` builds."""
     runner = _ACTIVE.get()
     if runner is None:
-        raise SpecError(f"{primitive.name}() was called outside a mechanism run",
+        raise SpecError(f"{name}() was called outside a mechanism run",
                         "call primitives only inside the mechanism function that a spec names; "
                         "run it with `dpverify check`")
-    return runner.draw(primitive)
+    return runner.draw(make)

@@ -51,7 +51,7 @@ def _cached(session: Session, key: Hashable, compute: Callable[[], Branches]) ->
         return compute()
 
 
-def _positive(session: Session, branches: list) -> Branches:
+def _nonzero(session: Session, branches: list) -> Branches:
     """Drop branches of exactly zero weight; merge equal values."""
     merged: dict = {}
     for value, weight in branches:
@@ -74,7 +74,8 @@ class Exponential:
     def branches(self, session: Session) -> Branches:
         backend = session.backend
         scores = tuple(_exact_score(self.score(c), f"score({c!r})") for c in self.candidates)
-        eps, sens = backend.num(self.eps), backend.num(self.sensitivity)
+        eps = _positive(backend, self.eps, "eps", "exponential")
+        sens = _positive(backend, self.sensitivity, "sensitivity", "exponential")
         key = ("exponential", self.candidates, tuple(_key(backend, s) for s in scores),
                backend.key(eps), backend.key(sens))
 
@@ -83,8 +84,16 @@ class Exponential:
             top = max(scores) if exact else 0
             weights = [backend.exp(eps * backend.num(s - top) / (2 * sens)) for s in scores]
             total = sum(weights[1:], weights[0])
-            return _positive(session, [(c, w / total) for c, w in zip(self.candidates, weights)])
+            return _nonzero(session, [(c, w / total) for c, w in zip(self.candidates, weights)])
         return _cached(session, key, compute)
+
+
+def _positive(backend: Any, value: Any, what: str, fn: str) -> Any:
+    number = backend.num(value)
+    if backend.sign(number) != 1:
+        raise SpecError(f"{fn}: {what}={value} must be positive",
+                        f"pass a {what} > 0 (a grid value or an expression in the parameters)")
+    return number
 
 
 def _key(backend: Any, value: Any) -> Hashable:
@@ -102,13 +111,13 @@ class RandomizedResponse:
 
     def branches(self, session: Session) -> Branches:
         backend = session.backend
-        eps = backend.num(self.eps)
+        eps = _positive(backend, self.eps, "eps", "randomized_response")
         key = ("rr", self.value, self.values, backend.key(eps))
 
         def compute() -> Branches:
             keep = backend.exp(eps)
             total = keep + (len(self.values) - 1)
-            return _positive(session, [(v, (keep if v == self.value else backend.num(1)) / total)
+            return _nonzero(session, [(v, (keep if v == self.value else backend.num(1)) / total)
                                        for v in self.values])
         return _cached(session, key, compute)
 
@@ -131,7 +140,7 @@ class Categorical:
         if backend.sign(total - 1) not in (0, None):
             raise SpecError(f"{self.name}: the probabilities sum to {total}, not 1",
                             "make the probabilities sum to exactly 1")
-        return _positive(session, weights)
+        return _nonzero(session, weights)
 
 
 @dataclass(frozen=True)
@@ -196,7 +205,7 @@ class Geometric:
             out += [(k, c * a ** (-abs(k - self.value))) for k in range(first + 1, last)]
             out.append((last if self.upper is not None else TailInt(last, 1),
                         geometric_at_least(a, last - self.value)))
-            return _positive(session, out)
+            return _nonzero(session, out)
         return _cached(session, key, compute)
 
 

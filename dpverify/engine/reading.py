@@ -21,8 +21,7 @@ from .enumerate import Distribution, Runner, Session
 
 def _call(program: Callable[..., Any], data: tuple, params: Mapping[str, Any],
           session: Session) -> Distribution:
-    backend = session.backend
-    kwargs = {name: backend.num(value) for name, value in params.items()}
+    kwargs = session.convert(params)
     code = getattr(program, "__code__", None)
     filename = code.co_filename if code else "<mechanism>"
     first_line = code.co_firstlineno if code else None
@@ -39,23 +38,25 @@ def _call(program: Callable[..., Any], data: tuple, params: Mapping[str, Any],
         raise SpecError(f"the mechanism raised {type(exc).__name__}: {exc} on dataset {data!r}",
                         "fix the program so it runs on every dataset of the universe",
                         file=filename, line=line_in(exc.__traceback__, filename) or first_line) from None
-    _check_mass(law, backend, data, filename, first_line)
     return law
 
 
-def _check_mass(law: Distribution, backend: Backend, data: tuple, filename: str,
-                line: Optional[int]) -> None:
+def _check_mass(law: Distribution, backend: Backend, data: tuple, program: Callable[..., Any]) -> None:
     values = list(law.values())
     total = sum(values[1:], values[0])
     if backend.sign(total - 1) not in (0, None):
+        code = getattr(program, "__code__", None)
         raise SpecError(f"the output probabilities on dataset {data!r} sum to {total}, not 1",
-                        "check the probabilities passed to categorical/bernoulli", file=filename, line=line)
+                        "check the probabilities passed to categorical/bernoulli",
+                        file=code.co_filename if code else None, line=code.co_firstlineno if code else None)
 
 
 def distribution(program: Callable[..., Any], data: tuple, params: Mapping[str, sympy.Expr],
                  backend: Backend, windows: Optional[dict] = None) -> Distribution:
     """One dataset's exact output law, computed afresh (no shared caches)."""
-    return _call(program, data, params, Session(backend, windows))
+    law = _call(program, data, params, Session(backend, windows))
+    _check_mass(law, backend, data, program)
+    return law
 
 
 @dataclass
@@ -98,5 +99,6 @@ def all_distributions(program: Callable[..., Any], datasets: list[tuple], params
         if key not in distinct:
             distinct[key] = len(unique)
             unique.append(law)
+            _check_mass(law, backend, datasets[len(law_of)], program)
         law_of.append(distinct[key])
     return Table(datasets, unique, law_of, backend, session.windows)
