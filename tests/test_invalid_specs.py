@@ -42,6 +42,10 @@ CASES = {
     "mechanism raises": ("def mech(data, eps):\n    return 1 // (data[0] - data[0])\n"
                          f"s = dp.spec(mech, universe={UNIVERSE}, grid={{eps: [1]}}, "
                          "claims=[dp.private(eps)])\n", 5, "ZeroDivisionError"),
+    "unbounded loop of draws": ("def mech(data, eps):\n    while dp.bernoulli(Fraction(1, 2)):\n        pass\n"
+                                "    return 0\n"
+                                f"s = dp.spec(mech, universe={UNIVERSE}, grid={{eps: [1]}}, "
+                                "claims=[dp.private(eps)])\n", 5, "unbounded loop"),
     "claim symbol not in grid": (RR + "d = dp.symbol('d', positive=True)\n"
                                  f"s = dp.spec(mech, universe={UNIVERSE}, grid={{eps: [1]}},"
                                  " claims=[dp.private(eps, d)])\n", 7, "grid does not give"),

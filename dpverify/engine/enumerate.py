@@ -18,11 +18,16 @@ import contextvars
 from collections.abc import Callable, Hashable
 from typing import Any, Optional
 
-from ..errors import SpecError
+from ..errors import EnumerationTooLarge, SpecError
 from .backend import Backend
 
 Distribution = dict
 """An exact output distribution: output -> weight (a backend number)."""
+
+MAX_DRAWS_PER_RUN = 10_000
+"""More draws than this in one run of a program means an unbounded loop: refused."""
+MAX_LEAVES = 2_000_000
+"""More branches than this for one dataset is refused before it exhausts memory or time."""
 
 _ACTIVE: contextvars.ContextVar[Optional["Runner"]] = contextvars.ContextVar("dpverify_runner", default=None)
 
@@ -72,6 +77,10 @@ class Runner:
         """
         depth = self._depth
         self._depth += 1
+        if depth >= MAX_DRAWS_PER_RUN:
+            raise SpecError(f"one run of the program made more than {MAX_DRAWS_PER_RUN:,} random draws",
+                            "an unbounded loop of draws cannot be enumerated: write a rejection loop with "
+                            "dp.repeat_until_accepted, or bound the loop")
         prefix = tuple(self._path[:depth])
         branches = self._branches.get(prefix)
         if branches is None:
@@ -95,8 +104,14 @@ class Runner:
         """Run ``program`` (no arguments) over every branch and sum the leaves."""
         result: Distribution = {}
         token = _ACTIVE.set(self)
+        leaves = 0
         try:
             while True:
+                leaves += 1
+                if leaves > MAX_LEAVES:
+                    raise EnumerationTooLarge(
+                        f"the program has more than {MAX_LEAVES:,} branches on one dataset",
+                        "draw fewer values, or merge equal outcomes with dp.categorical")
                 self._depth = 0
                 self._weight = None
                 output = program()
