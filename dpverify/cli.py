@@ -77,7 +77,10 @@ def _print(report: Report, as_json: bool) -> None:
         click.echo(dumps(report))
     else:
         from .report.terminal import render
-        render(report, Console())
+        console = Console()
+        if not console.is_terminal:  # a log or a pipe: do not squeeze the table into 80 columns
+            console = Console(width=160)
+        render(report, console)
 
 
 if __name__ == "__main__":

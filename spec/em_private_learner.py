@@ -9,8 +9,9 @@ Source: Kasiviswanathan, Lee, Nissim, Raskhodnikova and Smith, "What can we
 learn privately?" (FOCS 2008), as presented in the lecture notes on the
 exponential mechanism and private PAC learning.
 
-Claims checked here: eps-DP under replace-one neighbours (n = 3, multisets,
-since the learner ignores the order of its examples).  The sensitivity 1/n of
+Claims checked here: eps-DP under replace-one neighbours, for every dataset
+size n = 1, ..., 4 (multisets, since the learner ignores the order of its
+examples; the sensitivity 1/n is computed from each dataset's own size).  The sensitivity 1/n of
 the empirical error is what makes the claim hold: replacing one example
 changes each hypothesis' error count by at most 1, i.e. its empirical error by
 at most 1/n (the mutants in tests/test_mutants.py that under-state it are
@@ -29,7 +30,7 @@ GRID = {eps: [Rational(1, 2), 1, 2]}
 
 POINTS = (0, 1, 2, 3)
 THRESHOLDS = (0, 1, 2, 3, 4)
-N = 3
+SIZES = range(1, 5)
 
 
 def predict(t, x):
@@ -50,7 +51,7 @@ def threshold_learner(data, eps):
 
 learner = dp.spec(
     threshold_learner,
-    universe=dp.universe(dp.labelled(xs=POINTS, labels=[0, 1]), n=N, neighbours=dp.REPLACE_ONE,
+    universe=dp.universe(dp.labelled(xs=POINTS, labels=[0, 1]), n=SIZES, neighbours=dp.REPLACE_ONE,
                          symmetric=True),
     grid=GRID,
     claims=[dp.private(eps)],

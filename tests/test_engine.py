@@ -146,3 +146,19 @@ def test_tight_claim_is_verified_and_a_hair_less_is_refuted() -> None:
     from .helpers import rr_spec
     assert statuses(rr_spec(Fraction(1))) == ["verified"]
     assert statuses(rr_spec(Fraction(10 ** 30 - 1, 10 ** 30))) == ["refuted"]
+
+
+def test_a_user_supplied_relation_matches_the_built_in_one() -> None:
+    def one_replaced(x, y):
+        return len(x) == len(y) and sum(a != b for a, b in zip(x, y)) == 1
+
+    def em(data, eps):
+        return dp.exponential([0, 1, 2], lambda y: data.count(y), eps, sensitivity=1)
+    achieved = []
+    for relation in (dp.REPLACE_ONE, one_replaced):
+        spec = dp.spec(em, universe=dp.universe([0, 1, 2], n=2, neighbours=relation),
+                       grid={eps: [1]}, claims=[dp.private(eps)])
+        [result] = dp.check(spec)
+        assert result.status.value == "verified"
+        achieved.append(result.achieved_epsilon)
+    assert achieved[0] == achieved[1]
