@@ -162,3 +162,23 @@ def test_a_user_supplied_relation_matches_the_built_in_one() -> None:
         assert result.status.value == "verified"
         achieved.append(result.achieved_epsilon)
     assert achieved[0] == achieved[1]
+
+
+def test_integer_parameters_arrive_as_ints() -> None:
+    m = dp.symbol("m", integer=True, positive=True)
+
+    def sampled(data, eps, m):
+        return dp.randomized_response(dp.subset(data, m)[0], eps)
+    spec = dp.spec(sampled, universe=dp.universe([0, 1], n=3, neighbours=dp.REPLACE_ONE),
+                   grid={eps: [1], m: [1, 2]},
+                   claims=[dp.private(dp.log(1 + m / 3 * (dp.exp(eps) - 1)))])
+    assert [r.status.value for r in dp.check(spec)] == ["verified", "verified"]
+
+
+def test_an_inexact_float_in_a_program_is_refused() -> None:
+    def third(data, eps):
+        return dp.bernoulli(1 / 3)
+    spec = dp.spec(third, universe=dp.universe([0, 1], n=1, neighbours=dp.REPLACE_ONE),
+                   grid={eps: [1]}, claims=[dp.private(eps)])
+    [result] = dp.check(spec)
+    assert result.status.value == "error" and "Fraction(1, 3)" in result.message

@@ -54,8 +54,10 @@ class Workspace:
         return self._tables[key]
 
 
-def params(point: Point) -> dict[str, sympy.Expr]:
-    return {sym.name: value for sym, value in point}
+def params(point: Point) -> dict[str, Any]:
+    """A point as the mechanism's keyword arguments: integer symbols as Python ints (usable as
+    sizes and indices), every other value exact, to be converted by the reading."""
+    return {sym.name: int(value) if sym.is_integer else value for sym, value in point}
 
 
 def guard(spec: Spec, program: Callable[..., Any], point: Point, options: Options) -> None:

@@ -18,6 +18,7 @@ from typing import Any, Optional, TypeVar
 
 import sympy
 
+from ..engine.backend import exact_float
 from ..engine.enumerate import active, draw
 from ..engine.primitives import (REJECTED, Categorical, Exponential, Geometric, RandomizedResponse,
                                  RejectionLoop, Subset)
@@ -104,7 +105,7 @@ def _one_minus(p: Any) -> Any:
     if isinstance(p, bool):
         raise SpecError(f"bernoulli: p={p!r} is a bool", "pass a probability such as Fraction(1, 3)")
     if isinstance(p, float):
-        p = Fraction(repr(p))
+        p = exact_float(p)
     if isinstance(p, (int, Fraction)) and not 0 <= p <= 1:
         raise SpecError(f"bernoulli: p={p} is not a probability", "use 0 <= p <= 1")
     return 1 - p

@@ -57,6 +57,24 @@ class Backend:
         raise NotImplementedError
 
 
+def exact_float(value: float) -> Fraction:
+    """A float that a program computed, accepted only when it is exactly what it looks like.
+
+    0.5 is exact; 1/3 computed in floats is not, and reading it as 1/3 or as
+    0.333... would both analyse a mechanism other than the one written.
+    """
+    if value != value or value in (float("inf"), float("-inf")):
+        raise SpecError(f"the program produced the float {value!r}, which is not a finite number",
+                        "compute probabilities with Fractions or dp.exp/dp.log")
+    binary, written = Fraction(value), Fraction(repr(value))
+    if binary != written:
+        raise SpecError(f"the program produced the float {value!r}, which is not exact "
+                        f"(its binary value is {binary})",
+                        "use fractions.Fraction or sympy.Rational for exact numbers, e.g. Fraction(1, 3) "
+                        "instead of 1/3")
+    return binary
+
+
 def _rational(value: Any) -> Optional[sympy.Rational]:
     if isinstance(value, bool):
         return None
@@ -65,7 +83,7 @@ def _rational(value: Any) -> Optional[sympy.Rational]:
     if isinstance(value, Fraction):
         return sympy.Rational(value.numerator, value.denominator)
     if isinstance(value, float):
-        return sympy.Rational(repr(value))
+        return sympy.Rational(*exact_float(value).as_integer_ratio())
     if isinstance(value, sympy.Rational):
         return value
     return None

@@ -50,10 +50,11 @@ class Session:
         self.arguments: dict[tuple, dict] = {}
 
     def convert(self, params: dict) -> dict:
-        """The parameters as backend numbers, converted once per session."""
+        """The parameters as backend numbers, converted once per session (Python ints stay ints)."""
         key = tuple(sorted(params.items(), key=lambda item: item[0]))
         if key not in self.arguments:
-            self.arguments[key] = {name: self.backend.num(value) for name, value in key}
+            self.arguments[key] = {name: value if isinstance(value, int) else self.backend.num(value)
+                                   for name, value in key}
         return self.arguments[key]
 
 

@@ -18,6 +18,7 @@ from typing import Any
 import sympy
 
 from ..errors import SpecError
+from .backend import exact_float
 from .enumerate import Runner, Session
 from .tails import TailInt, geometric_at_least, geometric_at_most
 
@@ -33,9 +34,7 @@ def _exact_score(value: Any, what: str) -> Any:
     if isinstance(value, Fraction):
         return value
     if isinstance(value, float):
-        if math.isnan(value) or math.isinf(value):
-            raise SpecError(f"{what} is {value!r}, not a finite number", "scores must be finite real numbers")
-        return Fraction(repr(value))
+        return exact_float(value)
     if isinstance(value, sympy.Rational):
         return Fraction(int(value.p), int(value.q))
     return value
