@@ -54,10 +54,6 @@ class EnumerationTooLarge(SpecError):
     """The universe would take too much work to enumerate; refused up front."""
 
 
-class BackendError(DpverifyError):
-    """An arithmetic backend failed in a way the spec author cannot fix."""
-
-
 def line_in(tb: TracebackType | None, filename: str) -> int | None:
     """The innermost line of ``filename`` in a traceback, or None."""
     line = None

@@ -31,16 +31,6 @@ class Spec:
     claims: tuple[Claim, ...]
     doc: str
 
-    @property
-    def parameter_names(self) -> tuple[str, ...]:
-        return tuple(sym.name for sym, _ in self.points[0])
-
-    def claim(self, claim_id: str) -> Claim:
-        for claim in self.claims:
-            if claim.id == claim_id:
-                return claim
-        raise KeyError(claim_id)
-
 
 def _parameters(fn: Callable[..., Any], what: str) -> list[str]:
     try:

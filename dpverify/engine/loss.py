@@ -82,10 +82,6 @@ class LossTable:
         finite = np.abs(self.log_lo[np.isfinite(self.log_lo)])
         self.margin = (float(finite.max()) if finite.size else 1.0) * 2.0 ** -48 + 1e-300
 
-    @property
-    def distinct_pairs(self) -> int:
-        return len(self.a)
-
     def _blocks(self) -> Iterator[tuple[np.ndarray, np.ndarray, np.ndarray]]:
         """(pair indices, loss lower bounds, loss upper bounds) for blocks of directed pairs."""
         step = max(1, _CHUNK // max(1, len(self.outputs)))
