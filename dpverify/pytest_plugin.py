@@ -53,7 +53,7 @@ class SpecFile(pytest.File):
             return
         for spec in specs:
             for claim in spec.claims:
-                for point in spec.points:
+                for point in spec.points if claim.per_point else [()]:
                     label = ",".join(f"{sym.name}={value}" for sym, value in point)
                     name = f"{spec.name}::{claim.id}" + (f"[{label}]" if label else "")
                     yield ClaimItem.from_parent(self, name=name, spec=spec, claim=claim, point=point)
@@ -103,20 +103,24 @@ class ClaimItem(pytest.Item):
         from .runner import relative
         result = check_point(self.spec, self.claim, self.point, self._workspace())
         self.user_properties.append(("dpverify_status", result.status.value))
-        if not result.status.holds:
-            path = relative(str(self.path))
-            lines = [f"{result.status.value}: {self.spec.name}:{self.claim.id} ({self.claim.describe()})",
-                     result.message]
-            if result.witness is not None:
-                w = result.witness
-                lines += [f"  X   = {w.x!r}", f"  X'  = {w.x_prime!r}", f"  output = {w.output!r}",
-                          f"  P(output|X)  = {w.p}", f"  P(output|X') = {w.p_prime}"]
-                if w.ratio:
-                    lines.append(f"  ratio = {w.ratio}")
-            replay = f"dpverify check {path} --spec {self.spec.name} --claim {self.claim.id}"
-            replay += "".join(f" --point {k}={v}" for k, v in result.params.items())
-            lines.append(f"replay: {replay}")
-            raise ClaimFailed("\n".join(lines))
+        expected = self.claim.expect
+        if (result.status.value == expected) if expected else result.status.holds:
+            return
+        path = relative(str(self.path))
+        lines = [f"{result.status.value}: {self.spec.name}:{self.claim.id} ({self.claim.describe()})",
+                 result.message]
+        if expected:
+            lines.insert(0, f"expected {expected}, got {result.status.value}")
+        if result.witness is not None:
+            w = result.witness
+            lines += [f"  X   = {w.x!r}", f"  X'  = {w.x_prime!r}", f"  output = {w.output!r}",
+                      f"  P(output|X)  = {w.p}", f"  P(output|X') = {w.p_prime}"]
+            if w.ratio:
+                lines.append(f"  ratio = {w.ratio}")
+        replay = f"dpverify check {path} --spec {self.spec.name} --claim {self.claim.id}"
+        replay += "".join(f" --point {k}={v}" for k, v in result.params.items())
+        lines.append(f"replay: {replay}")
+        raise ClaimFailed("\n".join(lines))
 
     def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> str:
         if isinstance(excinfo.value, ClaimFailed):

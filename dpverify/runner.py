@@ -33,6 +33,10 @@ class Report:
         out = [c.status.value for s in self.specs for c in s.claims]
         return out + ["error" for s in self.specs if s.error]
 
+    def unexpected(self) -> list[ClaimResult]:
+        """Claims that neither hold nor fail the way they are declared to."""
+        return [c for s in self.specs for c in s.claims if not c.as_expected]
+
 
 def relative(path: str) -> str:
     """Show paths relative to the working directory when they are inside it."""
@@ -54,8 +58,8 @@ def planned(spec: Spec, claim_filter: Optional[str], point_filter: Optional[dict
     for claim in spec.claims:
         if claim_filter and claim.id != claim_filter:
             continue
-        for point in spec.points:
-            if point_filter and any(point_label(point).get(k) != v for k, v in point_filter.items()):
+        for point in spec.points if claim.per_point else [()]:
+            if point_filter and claim.per_point and any(point_label(point).get(k) != v for k, v in point_filter.items()):
                 continue
             todo.append((claim, point))
     return todo
@@ -97,7 +101,7 @@ def check_paths(paths: list[str], options: Options, *, claim_filter: Optional[st
                     result.message = result.message.replace(str(Path(path).resolve()), str(path))
                 if claim.id not in by_claim:
                     by_claim[claim.id] = ClaimResult(str(path), spec.name, claim.id, claim.kind,
-                                                     claim.describe(), [])
+                                                     claim.describe(), [], claim.expect)
                     report.claims.append(by_claim[claim.id])
                 by_claim[claim.id].points.append(result)
                 if on_point:
@@ -107,10 +111,8 @@ def check_paths(paths: list[str], options: Options, *, claim_filter: Optional[st
 
 
 def exit_code(report: Report) -> int:
-    """0 when every claim holds, 1 when any is refuted or undecided, 2 on a spec error."""
-    statuses = report.statuses()
-    if "error" in statuses:
+    """0 when every claim holds (or is refuted as declared), 1 when any claim is refuted or
+    undecided unexpectedly, 2 on a spec error."""
+    if "error" in report.statuses():
         return 2
-    if "refuted" in statuses or "unknown" in statuses:
-        return 1
-    return 0
+    return 1 if report.unexpected() else 0

@@ -87,3 +87,14 @@ def test_table_output_names_the_replay_command(tmp_path, monkeypatch) -> None:
     assert result.exit_code == 1
     assert "refuted" in result.output
     assert "replay: dpverify check rr.py --spec rr --claim private --point eps=1/2" in result.output
+
+
+def test_a_claim_expected_to_be_refuted_is_green_only_when_refuted(tmp_path, monkeypatch) -> None:
+    result = run(tmp_path, monkeypatch, "eps / 2, expect='refuted'")
+    assert result.exit_code == 0, result.output
+    claim = json.loads(result.output)["specs"][0]["claims"][0]
+    assert claim["status"] == "refuted" and claim["expect"] == "refuted" and claim["as_expected"]
+    result = run(tmp_path, monkeypatch, "eps, expect='refuted'")
+    assert result.exit_code == 1
+    claim = json.loads(result.output)["specs"][0]["claims"][0]
+    assert claim["status"] == "verified" and not claim["as_expected"]

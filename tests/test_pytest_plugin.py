@@ -43,3 +43,13 @@ def test_files_outside_spec_directories_are_not_collected(pytester) -> None:
     pytester.path.joinpath("rr.py").write_text(SPEC)
     result = pytester.runpytest("rr.py")
     assert result.ret == 5  # no tests collected
+
+
+def test_expected_refutations_pass_and_unexpected_holds_fail(pytester) -> None:
+    pytester.mkdir("spec")
+    body = SPEC.replace("claims=[dp.private(eps / 2)]", "claims=[dp.private(eps / 2, expect='refuted')]")
+    body = body.replace("claims=[dp.private(eps)]", "claims=[dp.private(eps, expect='refuted')]")
+    pytester.path.joinpath("spec", "rr.py").write_text(body)
+    result = pytester.runpytest("spec")
+    result.assert_outcomes(passed=1, failed=2)
+    result.stdout.fnmatch_lines(["*expected refuted, got verified*"])

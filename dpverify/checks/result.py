@@ -78,6 +78,14 @@ class ClaimResult:
     kind: str
     description: str
     points: list[PointResult]
+    expect: Optional[str] = None
+
+    @property
+    def as_expected(self) -> bool:
+        """Holds, or (for a claim marked expect="refuted") is refuted at every point."""
+        if self.expect == "refuted":
+            return bool(self.points) and all(p.status == Status.REFUTED for p in self.points)
+        return self.status.holds
 
     @property
     def status(self) -> Status:

@@ -15,12 +15,32 @@ import sympy
 from ..errors import SpecError
 
 
+EXPECTATIONS = (None, "refuted")
+
+
 @dataclass(frozen=True)
 class Claim:
-    """Base of every claim: an id (unique in its spec) and what is expected of it."""
+    """Base of every claim: an id (unique in its spec) and what is expected of it.
+
+    ``expect="refuted"`` marks a statement known to be false (a published
+    broken mechanism, a formula that fails outside its domain): the run is
+    green only if it *is* refuted, like a strict xfail.
+
+    Class attributes say how the claim is run: ``needs_mechanism`` (it is
+    about the spec's program and universe) and ``per_point`` (it is decided
+    at every grid point; a claim that is not quantifies over its own symbols).
+    """
 
     id: Optional[str] = field(default=None, kw_only=True)
+    expect: Optional[str] = field(default=None, kw_only=True)
     kind = "claim"
+    needs_mechanism = True
+    per_point = True
+
+    def __post_init__(self) -> None:
+        if self.expect not in EXPECTATIONS:
+            raise SpecError(f"{self.kind}: expect={self.expect!r} is not an expectation",
+                            "use expect='refuted' for a claim known to be false, or leave it out")
 
     def describe(self) -> str:
         return self.kind
@@ -58,7 +78,8 @@ class Private(Claim):
         return f"{self.epsilon}-DP" if self.delta == 0 else f"({self.epsilon}, {self.delta})-DP"
 
 
-def private(epsilon: Any, delta: Any = 0, *, id: Optional[str] = None) -> Private:
+def private(epsilon: Any, delta: Any = 0, *, id: Optional[str] = None,
+            expect: Optional[str] = None) -> Private:
     """Claim (epsilon, delta)-DP; epsilon and delta may be expressions in the parameters."""
     eps = _expression(epsilon, "epsilon", "private")
     dlt = _expression(delta, "delta", "private")
@@ -66,7 +87,7 @@ def private(epsilon: Any, delta: Any = 0, *, id: Optional[str] = None) -> Privat
         raise SpecError(f"private: epsilon={epsilon!r} must be >= 0", "use a non-negative epsilon")
     if dlt.is_number and not (dlt.is_nonnegative and (dlt < 1) is sympy.true):
         raise SpecError(f"private: delta={delta!r} must lie in [0, 1)", "use 0 for pure DP or a small delta")
-    return Private(epsilon=eps, delta=dlt, id=id)
+    return Private(epsilon=eps, delta=dlt, id=id, expect=expect)
 
 
 @dataclass(frozen=True)
@@ -80,9 +101,10 @@ class SameDistribution(Claim):
         return f"same distribution as {getattr(self.other, '__name__', 'other')}"
 
 
-def same_distribution(other: Callable[..., Any], *, id: Optional[str] = None) -> SameDistribution:
+def same_distribution(other: Callable[..., Any], *, id: Optional[str] = None,
+                      expect: Optional[str] = None) -> SameDistribution:
     """Claim that ``other`` (same signature as the mechanism) has the same output law everywhere."""
     if not callable(other):
         raise SpecError(f"same_distribution: other={other!r} is not callable",
                         "pass the other mechanism function, with the same arguments as the spec's")
-    return SameDistribution(other=other, id=id)
+    return SameDistribution(other=other, id=id, expect=expect)

@@ -25,8 +25,8 @@ class Spec:
     """What a spec file declares; build it with :func:`spec`."""
 
     name: str
-    mechanism: Callable[..., Any]
-    universe: Universe
+    mechanism: Optional[Callable[..., Any]]
+    universe: Optional[Universe]
     points: tuple[Point, ...]
     claims: tuple[Claim, ...]
     doc: str
@@ -53,25 +53,37 @@ def _check_signature(fn: Callable[..., Any], names: Iterable[str], what: str) ->
                         "give the function one keyword argument per grid parameter, after the dataset")
 
 
-def spec(mechanism: Callable[..., Any], *, universe: Universe, claims: Iterable[Claim],
-         grid: Optional[GridLike] = None, name: Optional[str] = None) -> Spec:
+def spec(mechanism: Optional[Callable[..., Any]] = None, *, claims: Iterable[Claim],
+         universe: Optional[Universe] = None, grid: Optional[GridLike] = None,
+         name: Optional[str] = None, doc: Optional[str] = None) -> Spec:
     """Declare a mechanism with its universe, parameter grid and claims.
 
     The mechanism is called as ``mechanism(data, **point)`` with ``data`` a
-    tuple of records and one keyword argument per parameter.
+    tuple of records and one keyword argument per parameter.  A spec of
+    formula claims only (a theorem, a loss function) has no mechanism and no
+    universe, and then needs a ``name``.
     """
-    if not callable(mechanism):
-        raise SpecError(f"mechanism={mechanism!r} is not callable",
-                        "pass the mechanism function: def mech(data, eps): ...")
-    if not isinstance(universe, Universe):
-        raise SpecError(f"universe={universe!r} is not a universe", "build it with dp.universe(...)")
+    claims = tuple(claims)
+    if mechanism is None:
+        if name is None:
+            raise SpecError("a spec without a mechanism needs a name", "pass name='...' to dp.spec")
+        bad = [c for c in claims if isinstance(c, Claim) and c.needs_mechanism]
+        if bad:
+            raise SpecError(f"claim {bad[0].describe()} is about a mechanism, but the spec has none",
+                            "pass the mechanism function and its universe to dp.spec")
+    else:
+        if not callable(mechanism):
+            raise SpecError(f"mechanism={mechanism!r} is not callable",
+                            "pass the mechanism function: def mech(data, eps): ...")
+        if not isinstance(universe, Universe):
+            raise SpecError(f"universe={universe!r} is not a universe", "build it with dp.universe(...)")
     points = normalise_grid(grid)
     names = [sym.name for sym, _ in points[0]]
     if any([sym.name for sym, _ in p] != names for p in points):
         raise SpecError("grid points give values for different parameters",
                         "give every point a value for every parameter")
-    _check_signature(mechanism, names, "mechanism")
-    claims = tuple(claims)
+    if mechanism is not None:
+        _check_signature(mechanism, names, "mechanism")
     if not claims:
         raise SpecError("the spec makes no claims", "add at least one claim, e.g. claims=[dp.private(eps)]")
     symbols = {sym for sym, _ in points[0]}
@@ -81,7 +93,7 @@ def spec(mechanism: Callable[..., Any], *, universe: Universe, claims: Iterable[
         if not isinstance(claim, Claim):
             raise SpecError(f"claims contains {claim!r}, which is not a claim",
                             "build claims with dp.private(...) or dp.same_distribution(...)")
-        for expr in vars(claim).values():
+        for expr in vars(claim).values() if claim.per_point else ():
             free = getattr(expr, "free_symbols", set()) if isinstance(expr, sympy.Basic) else set()
             if free - symbols:
                 missing = ", ".join(sorted(s.name for s in free - symbols))
@@ -96,8 +108,9 @@ def spec(mechanism: Callable[..., Any], *, universe: Universe, claims: Iterable[
         if claim.id and seen[base] > 1:
             raise SpecError(f"two claims have the id {claim.id!r}", "give each claim its own id")
         named.append(_with_id(claim, claim_id))
-    doc = inspect.getdoc(mechanism) or ""
-    return Spec(name=name or mechanism.__name__, mechanism=mechanism, universe=universe,
+    if doc is None:
+        doc = (inspect.getdoc(mechanism) or "") if mechanism is not None else ""
+    return Spec(name=name or mechanism.__name__, mechanism=mechanism, universe=universe,  # type: ignore[union-attr]
                 points=points, claims=tuple(named), doc=doc)
 
 

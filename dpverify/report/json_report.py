@@ -3,7 +3,8 @@
 Schema (decimal strings carry 40 significant digits)::
 
     {"dpverify": VERSION,
-     "specs": [{"path", "name", "error"?, "claims": [{"id", "kind", "status", "message",
+     "specs": [{"path", "name", "error"?, "claims": [{"id", "kind", "status", "expect",
+                 "as_expected", "message",
                  "points": [{"params", "status", "message", "claimed_epsilon", "claimed_delta",
                              "achieved_epsilon", "achieved_delta", "witness", "seconds"}]}]}],
      "summary": {"proved", "verified", "refuted", "unknown", "error"}}
@@ -47,8 +48,8 @@ def _point(p: PointResult) -> dict[str, Any]:
 
 
 def _claim(c: ClaimResult) -> dict[str, Any]:
-    return {"id": c.claim_id, "kind": c.kind, "status": c.status.value, "message": c.message,
-            "points": [_point(p) for p in c.points]}
+    return {"id": c.claim_id, "kind": c.kind, "status": c.status.value, "expect": c.expect,
+            "as_expected": c.as_expected, "message": c.message, "points": [_point(p) for p in c.points]}
 
 
 def document(report: Report) -> dict[str, Any]:

@@ -34,8 +34,10 @@ def render(report: Report, console: Console) -> None:
         for claim in spec.claims:
             for point in claim.points:
                 params = ", ".join(f"{k}={v}" for k, v in point.params.items()) or "-"
-                table.add_row(spec.name, claim.claim_id, params,
-                              Text(point.status.value, style=_STYLE[point.status.value]),
+                status = point.status.value
+                shown = Text(status + (" (expected)" if claim.expect == status else ""),
+                             style="green" if claim.expect == status else _STYLE[status])
+                table.add_row(spec.name, claim.claim_id, params, shown,
                               _short(point.claimed_epsilon), _short(point.achieved_epsilon),
                               f"{point.seconds:.2f}s")
     console.print(table)
@@ -44,7 +46,9 @@ def render(report: Report, console: Console) -> None:
             console.print(Text(f"error in {spec.path}:\n{spec.error}", style=_STYLE["error"]))
         for claim in spec.claims:
             for point in claim.points:
-                if point.status.value in ("refuted", "unknown", "error"):
+                if point.status.value == claim.expect:
+                    continue
+                if claim.expect is not None or point.status.value in ("refuted", "unknown", "error"):
                     params = " ".join(f"{k}={v}" for k, v in point.params.items())
                     console.print(Text(f"{point.status.value}: {spec.path} {spec.name}:{claim.claim_id} "
                                        f"[{params}]", style=_STYLE[point.status.value]))
