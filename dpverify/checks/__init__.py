@@ -7,6 +7,7 @@ to :data:`CHECKS`.
 from __future__ import annotations
 
 import time
+import traceback
 from typing import Protocol
 
 from ..dsl.claims import Claim
@@ -42,6 +43,11 @@ def check_point(spec: Spec, claim: Claim, point: Point, ws: Workspace) -> PointR
             result = check.run(spec, claim, point, ws)
         except SpecError as err:
             result = PointResult(point_label(point), Status.ERROR, str(err))
+        except Exception as exc:  # a bug of ours: report it as an error result, never a traceback
+            where = traceback.extract_tb(exc.__traceback__)[-1]
+            result = PointResult(point_label(point), Status.ERROR,
+                                 f"internal error in the {check.kind} check: {type(exc).__name__}: {exc} "
+                                 f"(at {where.filename}:{where.lineno}); please report it")
     result.seconds = time.perf_counter() - start
     return result
 

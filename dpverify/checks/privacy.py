@@ -24,6 +24,7 @@ from ..dsl.spec import Spec
 from ..engine.backend import IntervalBackend, SympyBackend, exact_sign
 from ..engine.loss import Cell, LossTable, hockey_stick_pair
 from ..engine.reading import distribution
+from .privacy_proof import Proof, prove_private
 from .result import PointResult, Status, Witness
 from .workspace import Workspace, decimal, params
 
@@ -47,8 +48,28 @@ class PrivacyCheck:
         scope = (f"{losses.pairs:,} neighbouring pairs ({spec.universe.relation_name}), "
                  f"{len(table.laws)} distinct output laws, {len(losses.outputs)} outputs")
         if delta == 0:
-            return _pure(spec, point, eps, table, losses, result, scope)
+            result = _pure(spec, point, eps, table, losses, result, scope)
+            if result.status == Status.VERIFIED:
+                _generalise(result, prove_private(spec, claim, point, table, ws))
+            return result
         return _approximate(spec, point, eps, delta, table, losses, result, scope)
+
+
+def _generalise(result: PointResult, proof: Optional[Proof]) -> None:
+    """Upgrade a grid verification with a proof for every eps, or report why there is none."""
+    if proof is None:
+        return
+    if proof.status == Status.PROVED:
+        result.status = Status.PROVED
+        result.method = "exact enumeration for achieved eps; z3 proof for every eps"
+        result.message = f"{proof.message}; on this grid point {result.message}"
+    elif proof.status == Status.REFUTED:
+        result.status = Status.REFUTED
+        result.witness = proof.witness
+        result.method = "z3 over every eps, confirmed in certified intervals"
+        result.message = f"holds at this grid point but {proof.message}"
+    else:
+        result.message = f"{result.message}; {proof.message}"
 
 
 def _pure(spec: Spec, point: Point, eps: sympy.Expr, table: Any, losses: LossTable,

@@ -35,6 +35,7 @@ class Workspace:
     options: Options = field(default_factory=Options)
     _tables: dict = field(default_factory=dict)
     _universes: dict = field(default_factory=dict)
+    memo: dict = field(default_factory=dict)
     progress: Optional[Callable[[int], None]] = None
 
     def datasets(self, spec: Spec) -> tuple[list[tuple], np.ndarray, np.ndarray]:

@@ -89,7 +89,7 @@ class Exponential:
 
 def _positive(backend: Any, value: Any, what: str, fn: str) -> Any:
     number = backend.num(value)
-    if backend.sign(number) != 1:
+    if backend.sign(number) in (0, -1):  # None: a symbolic reading that cannot tell
         raise SpecError(f"{fn}: {what}={value} must be positive",
                         f"pass a {what} > 0 (a grid value or an expression in the parameters)")
     return number
@@ -177,7 +177,7 @@ class Geometric:
     def branches(self, session: Session) -> Branches:
         backend = session.backend
         a = backend.num(self.a)
-        if backend.sign(a - 1) != 1:
+        if backend.sign(a - 1) in (0, -1):
             raise SpecError(f"geometric: a={self.a} must be > 1", "use a = exp(eps / sensitivity) > 1")
         lo = hi = None
         if self.lower is None or self.upper is None:

@@ -1,0 +1,202 @@
+"""Pure DP proved for every eps > 0 on a finite universe, with z3.
+
+The symbolic reading (:mod:`dpverify.engine.symbolic`) gives every output
+probability as a rational function of w = e^(eps/L).  The claim
+P(o|X) <= e^eps' P(o|X') for all neighbours and outputs becomes, after
+clearing denominators that are shown positive for all w > 1, a finite set of
+polynomial inequalities H(w) >= 0.  Each distinct H is handed to z3's
+nonlinear real arithmetic as "exists w > 1 with H(w) < 0": ``unsat`` for all
+of them proves the claim for every eps > 0; a model is turned into an exact
+rational w*, checked exactly (H(w*) < 0 in rational arithmetic) and then
+confirmed by recomputing both laws at eps* = L ln w* in certified intervals
+at twice the precision, before the claim is refuted.
+"""
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from fractions import Fraction
+from typing import Any, Optional
+
+import sympy
+import z3
+
+from ..dsl.claims import Private
+from ..dsl.params import Point
+from ..dsl.spec import Spec
+from ..engine.backend import IntervalBackend
+from ..engine.reading import Table, distribution
+from ..engine.symbolic import NotRational, WBasis, basis, rational_function, symbolic_laws
+from .result import Status, Witness
+from .workspace import Workspace, decimal, params
+
+TIMEOUT_MS = 10_000
+
+
+@dataclass
+class Proof:
+    """The outcome of a proof attempt: PROVED, REFUTED (with witness) or UNKNOWN (with reason)."""
+
+    status: Status
+    message: str
+    witness: Optional[Witness] = None
+    at: dict[str, str] = field(default_factory=dict)
+
+
+def proof_symbols(point: Point) -> list[sympy.Symbol]:
+    """The parameters a proof generalises over: positive, real, not integer (eps and its kin)."""
+    return [sym for sym, _ in point if sym.is_positive and not sym.is_integer]
+
+
+def prove_private(spec: Spec, claim: Private, point: Point, table: Table, ws: Workspace) -> Optional[Proof]:
+    """Try to prove ``claim`` for every value of the continuous parameters (others fixed)."""
+    symbols = proof_symbols(point)
+    if not symbols or claim.delta != 0:
+        return None
+    fixed = tuple((s, v) for s, v in point if s not in symbols)
+    key = ("privacy-proof", id(spec), claim.id, fixed, ws.options.precision)
+    if key not in ws.memo:
+        ws.memo[key] = _prove(spec, claim, point, symbols, table, ws)
+    return ws.memo[key]
+
+
+def _prove(spec: Spec, claim: Private, point: Point, symbols: list[sympy.Symbol], table: Table,
+           ws: Workspace) -> Proof:
+    start = time.perf_counter()
+    values = {s.name: (s if s in symbols else v) for s, v in point}
+    fixed = {s: v for s, v in point if s not in symbols}
+    datasets, left, right = ws.datasets(spec)
+    try:
+        laws = symbolic_laws(spec.mechanism, datasets, values, table.windows)
+        bound = sympy.exp(claim.epsilon.subs(fixed))
+        weights = [w for law in laws.laws for w in law.values()]
+        base = basis(weights + [bound], symbols)
+        ratio = _rational_laws(laws.laws, base)
+        bound_num, bound_den = rational_function(bound, base)
+    except NotRational as exc:
+        return Proof(Status.UNKNOWN, f"no proof for all eps: {exc}")
+    gens = list(base.variables.values())
+    solver = _solver(gens)
+    dens = {p for law in ratio for _, den in law.values() for p in [den]} | {bound_den}
+    for den in dens:
+        if _exists(solver, gens, den, "<=") is not False:
+            return Proof(Status.UNKNOWN, f"no proof for all eps: cannot show the denominator {den.as_expr()} "
+                                         f"positive for {base.describe()} > 1")
+    constraints: dict = {}
+    seen: set = set()
+    for i, j in zip(left.tolist(), right.tolist()):
+        a, b = laws.law_of[i], laws.law_of[j]
+        if a == b:
+            continue
+        for x, y, src, dst in ((a, b, i, j), (b, a, j, i)):
+            for o, weight in laws.laws[x].items():
+                if o not in ratio[y]:
+                    return Proof(Status.UNKNOWN, f"output {o!r} is impossible under {datasets[dst]!r} "
+                                                 "for every eps (infinite loss)")
+                key = (weight, laws.laws[y][o])
+                if key in seen:
+                    continue
+                seen.add(key)
+                (num, den), (num_y, den_y) = ratio[x][o], ratio[y][o]
+                h = _normalised(bound_num * num_y * den - num * den_y * bound_den)
+                constraints.setdefault(h, (datasets[src], datasets[dst], o))
+    for h, (x, x_prime, o) in constraints.items():
+        answer = _exists(solver, gens, h, "<")
+        if answer is None:
+            return Proof(Status.UNKNOWN, f"z3 gave up (timeout {TIMEOUT_MS} ms) on {len(constraints)} "
+                                         f"constraints in {base.describe()}")
+        if answer is not False:
+            return _confirm(spec, claim, point, symbols, base, h, answer, x, x_prime, o, table)
+    seconds = time.perf_counter() - start
+    return Proof(Status.PROVED,
+                 f"proved for every {', '.join(s.name for s in symbols)} > 0 (other parameters fixed): "
+                 f"{len(constraints)} distinct polynomial constraints in {base.describe()} are unsat "
+                 f"(z3 nonlinear real arithmetic, {seconds:.2f}s)")
+
+
+def _normalised(h: sympy.Poly) -> sympy.Poly:
+    """h divided by its positive content and its largest monomial factor: same sign for all w > 1."""
+    _, h = h.terms_gcd()
+    content, primitive = h.primitive()
+    return primitive if content > 0 else -primitive
+
+
+def _rational_laws(laws: list[dict], base: WBasis) -> list[dict]:
+    cache: dict = {}
+    out = []
+    for law in laws:
+        converted = {}
+        for o, w in law.items():
+            if w not in cache:
+                cache[w] = rational_function(w, base)
+            converted[o] = cache[w]
+        out.append(converted)
+    return out
+
+
+def _solver(gens: list[sympy.Symbol]) -> z3.Solver:
+    solver = z3.SolverFor("QF_NRA")
+    solver.set("timeout", TIMEOUT_MS)
+    for w in gens:
+        solver.add(z3.Real(w.name) > 1)
+    return solver
+
+
+def _z3(poly: sympy.Poly) -> Any:
+    """A polynomial with rational coefficients as a z3 term."""
+    terms = []
+    for monomial, coeff in poly.terms():
+        term = z3.RealVal(str(coeff))
+        for gen, power in zip(poly.gens, monomial):
+            for _ in range(power):
+                term = term * z3.Real(gen.name)
+        terms.append(term)
+    if not terms:
+        return z3.RealVal(0)
+    return z3.Sum(terms) if len(terms) > 1 else terms[0]
+
+
+def _exists(solver: z3.Solver, gens: list[sympy.Symbol], poly: sympy.Poly, op: str) -> Any:
+    """A model {w: Fraction} if some w > 1 has ``poly op 0`` ("<" or "<="); False if none; None if unknown."""
+    solver.push()
+    try:
+        term = _z3(poly)
+        solver.add(term < 0 if op == "<" else term <= 0)
+        answer = solver.check()
+        if answer == z3.unsat:
+            return False
+        if answer != z3.sat:
+            return None
+        model = solver.model()
+        point = {}
+        for w in gens:
+            value = model.eval(z3.Real(w.name), model_completion=True)
+            if z3.is_algebraic_value(value):
+                value = value.approx(30)
+            point[w] = Fraction(value.as_fraction())
+        return point
+    finally:
+        solver.pop()
+
+
+def _confirm(spec: Spec, claim: Private, point: Point, symbols: list[sympy.Symbol], base: WBasis,
+             h: sympy.Poly, model: dict, x: tuple, x_prime: tuple, output: Any, table: Table) -> Proof:
+    """Check the model exactly, then recompute the pair at eps* in intervals at twice the precision."""
+    at = {w: sympy.Rational(f.numerator, f.denominator) for w, f in model.items()}
+    if not h.eval(at) < 0:
+        return Proof(Status.UNKNOWN, "z3's model (rounded to a rational) does not violate the constraint exactly")
+    values = {s: base.scale[s] * sympy.log(at[base.variables[s]]) for s in symbols}
+    exact = {s.name: values.get(s, v) for s, v in point}
+    dps = 2 * table.backend.dps
+    backend = IntervalBackend(dps)
+    p = distribution(spec.mechanism, x, exact, backend, table.windows).get(output)
+    q = distribution(spec.mechanism, x_prime, exact, backend, table.windows).get(output)
+    bound = backend.exp(claim.epsilon.subs({s: v for s, v in point if s not in symbols}).subs(values))
+    if p is None or q is None or not (p - bound * q).a > 0:
+        return Proof(Status.UNKNOWN, f"a violation found by z3 at {values} was not confirmed at {dps} digits")
+    shown = {s.name: decimal(v) for s, v in values.items()}
+    message = (f"fails for {', '.join(f'{k} = {v}' for k, v in shown.items())} (found by z3, confirmed at "
+               f"{dps} digits): X={x!r}, X'={x_prime!r}, P(o={output!r}|X) = {decimal(p)} > "
+               f"e^eps' P(o|X') = {decimal(bound * q)}")
+    return Proof(Status.REFUTED, message, Witness(x, x_prime, output, decimal(p), decimal(q), decimal(p / q)),
+                 shown)

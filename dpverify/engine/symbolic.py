@@ -1,0 +1,119 @@
+"""The symbolic reading: output laws as rational functions of w = e^(eps/L).
+
+Run with sympy numbers and the continuous parameters left as symbols, a
+mechanism built from the exponential mechanism, randomized response,
+geometric noise and finite draws has output probabilities that are rational
+functions, with rational coefficients, of the exponentials e^(c*eps) for
+rational c.  With L the least common denominator of those c, every such
+exponential is a power of w = e^(eps/L), and eps > 0 exactly when w > 1.
+This module computes those rational functions; deciding inequalities between
+them is the decision reading's job (:mod:`dpverify.checks.privacy_proof`).
+"""
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import sympy
+
+from .backend import SympyBackend
+from .enumerate import Distribution, Session
+from .reading import _call
+
+
+class NotRational(Exception):
+    """A probability is not a rational function of the exponentials of the symbols."""
+
+
+@dataclass(frozen=True)
+class Laws:
+    """Every dataset's symbolic law, identical laws grouped (as in :class:`.reading.Table`)."""
+
+    laws: list[Distribution]
+    law_of: list[int]
+
+
+def symbolic_laws(program: Callable[..., Any], datasets: list[tuple], params: Mapping[str, Any],
+                  windows: dict) -> Laws:
+    """Each dataset's law with sympy weights; ``params`` may hold Symbols."""
+    session = Session(SympyBackend(), windows)
+    index: dict = {}
+    laws: list[Distribution] = []
+    law_of = []
+    for data in datasets:
+        law = _call(program, data, params, session)
+        key = frozenset(law.items())
+        if key not in index:
+            index[key] = len(laws)
+            laws.append(law)
+        law_of.append(index[key])
+    return Laws(laws, law_of)
+
+
+def _exponents(expr: sympy.Expr, symbols: Iterable[sympy.Symbol]) -> dict[sympy.Symbol, set]:
+    """For each symbol s, the rational coefficients c of every e^(c*s + ...) in expr."""
+    found: dict = {s: set() for s in symbols}
+    for atom in expr.atoms(sympy.exp):
+        arg = sympy.expand(atom.args[0])
+        for s in found:
+            c = arg.coeff(s)
+            if c != 0:
+                if not c.is_Rational:
+                    raise NotRational(f"e^({arg}) has a non-rational coefficient of {s}")
+                found[s].add(c)
+    return found
+
+
+@dataclass(frozen=True)
+class WBasis:
+    """The substitution e^(c*s) -> w_s^(c*L_s), one variable w_s > 1 per symbol s."""
+
+    scale: dict  # symbol -> L (int)
+    variables: dict  # symbol -> sympy Symbol w_s
+
+    def describe(self) -> str:
+        return ", ".join(f"{w} = e^({s}/{self.scale[s]})" if self.scale[s] != 1 else f"{w} = e^{s}"
+                         for s, w in self.variables.items())
+
+
+def basis(exprs: Iterable[sympy.Expr], symbols: list[sympy.Symbol]) -> WBasis:
+    """The coarsest basis in which every exponential of ``exprs`` is an integer power."""
+    coefficients: dict = {s: set() for s in symbols}
+    for expr in exprs:
+        for s, cs in _exponents(sympy.expand(expr, power_exp=True, mul=False, multinomial=False,
+                                             log=False, basic=False), symbols).items():
+            coefficients[s] |= cs
+    scale = {s: functools.reduce(sympy.ilcm, [c.q for c in cs], 1) for s, cs in coefficients.items()}
+    variables = {s: sympy.Symbol(f"w_{s.name}", positive=True) for s in symbols}
+    return WBasis(scale, variables)
+
+
+def rational_function(expr: sympy.Expr, base: WBasis) -> tuple[sympy.Poly, sympy.Poly]:
+    """expr as numerator and denominator polynomials over QQ in the w variables."""
+    expr = sympy.expand(expr, power_exp=True, mul=False, multinomial=False, log=False, basic=False)
+    gens = list(base.variables.values())
+    replace = {}
+    for atom in expr.atoms(sympy.exp):
+        arg = sympy.expand(atom.args[0])
+        rest = arg - sum(arg.coeff(s) * s for s in base.variables)
+        if rest.free_symbols:
+            raise NotRational(f"e^({arg}) depends on {rest.free_symbols} outside the proof's symbols")
+        factor = sympy.exp(rest)
+        for s, w in base.variables.items():
+            c = arg.coeff(s)
+            if c != 0:
+                power = c * base.scale[s]
+                if not power.is_Integer:
+                    raise NotRational(f"e^({arg}) is not an integer power of {w}")
+                factor *= w ** int(power)
+        replace[atom] = factor
+    expr = sympy.cancel(sympy.together(expr.xreplace(replace)))
+    if expr.free_symbols - set(gens):
+        raise NotRational(f"{expr} depends on {expr.free_symbols - set(gens)}")
+    num, den = sympy.fraction(expr)
+    try:
+        return sympy.Poly(num, *gens, domain="QQ"), sympy.Poly(den, *gens, domain="QQ")
+    except (sympy.PolynomialError, sympy.CoercionFailed) as exc:
+        raise NotRational(f"{expr} is not a rational function with rational coefficients ({exc})") from None

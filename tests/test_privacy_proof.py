@@ -1,0 +1,64 @@
+"""Privacy proved for every eps with z3, and counterexamples off the grid confirmed numerically."""
+from fractions import Fraction
+
+import sympy
+
+import dpverify as dp
+from dpverify.engine.symbolic import basis, rational_function
+
+from .helpers import eps
+
+BIT = dp.universe([0, 1], n=1, neighbours=dp.REPLACE_ONE)
+
+
+def leaky_rr(data, eps):
+    """With probability 1/10 release the bit, otherwise randomized response with eps."""
+    if dp.bernoulli(Fraction(1, 10)):
+        return data[0]
+    return dp.randomized_response(data[0], eps)
+
+
+def test_a_correct_mechanism_is_proved_for_every_eps() -> None:
+    def rr(data, eps):
+        return dp.randomized_response(data[0], eps)
+    spec = dp.spec(rr, universe=BIT, grid={eps: [1]}, claims=[dp.private(eps)])
+    [result] = dp.check(spec)
+    assert result.status.value == "proved"
+    assert "z3" in result.message and "every eps" in result.message
+
+
+def test_a_claim_true_on_the_grid_but_false_for_small_eps_is_refuted() -> None:
+    # Loss = ln((1/10 + e^eps) / (9/10)) <= 2 eps exactly when eps >= ln((1 + sqrt(1.36)) / 1.8) ~ 0.185.
+    spec = dp.spec(leaky_rr, universe=BIT, grid={eps: [1, 2]}, claims=[dp.private(2 * eps)])
+    results = dp.check(spec)
+    assert [r.status.value for r in results] == ["refuted", "refuted"]
+    message = results[0].message
+    assert "holds at this grid point" in message and "found by z3" in message
+    found = float(message.split("eps = ")[1].split(" ")[0])
+    assert 0 < found < 0.1856
+    assert results[0].witness is not None
+
+
+def test_grid_failures_still_refute_before_any_proof() -> None:
+    spec = dp.spec(leaky_rr, universe=BIT, grid={eps: [Fraction(1, 10)]}, claims=[dp.private(2 * eps)])
+    [result] = dp.check(spec)
+    assert result.status.value == "refuted" and "found by z3" not in result.message
+
+
+def test_rational_function_reading_of_an_exponential_mechanism_weight() -> None:
+    weight = sympy.exp(eps / 2) / (sympy.exp(eps / 2) + sympy.exp(-eps / 3) + 1)
+    base = basis([weight], [eps])
+    assert base.scale[eps] == 6
+    num, den = rational_function(weight, base)
+    w = base.variables[eps]
+    assert sympy.simplify(num.as_expr() / den.as_expr() - w ** 5 / (w ** 5 + w ** 2 + 1)) == 0
+
+
+def test_a_non_exponential_dependence_is_reported_unknown_not_proved() -> None:
+    def odd(data, eps):
+        p = 1 / (2 + eps) if data[0] else 1 - 1 / (2 + eps)
+        return dp.bernoulli(p)
+    spec = dp.spec(odd, universe=BIT, grid={eps: [3]}, claims=[dp.private(eps)])
+    [result] = dp.check(spec)
+    assert result.status.value == "verified"
+    assert "no proof for all eps" in result.message
