@@ -10,7 +10,7 @@ finite universe, a parameter grid and claims; ``dpverify check`` decides them.
 >>> s = dp.spec(rr, universe=dp.universe([0, 1], n=1, neighbours=dp.REPLACE_ONE),
 ...             grid={eps: [1]}, claims=[dp.private(eps)])
 >>> [r.status.value for r in dp.check(s)]
-['verified']
+['proved']
 """
 from __future__ import annotations
 

@@ -36,11 +36,11 @@ def test_holding_claim_exits_0_with_the_documented_schema(tmp_path, monkeypatch)
     assert result.exit_code == 0, result.output
     doc = json.loads(result.output)
     assert set(doc) == {"dpverify", "specs", "summary"}
-    assert doc["summary"] == {"proved": 0, "verified": 1, "refuted": 0, "unknown": 0, "error": 0}
+    assert doc["summary"] == {"proved": 1, "verified": 0, "refuted": 0, "unknown": 0, "error": 0}
     spec = doc["specs"][0]
     assert spec["path"] == "rr.py" and spec["name"] == "rr"
     claim = spec["claims"][0]
-    assert claim["kind"] == "private" and claim["status"] == "verified" and claim["id"] == "private"
+    assert claim["kind"] == "private" and claim["status"] == "proved" and claim["id"] == "private"
     for point in claim["points"]:
         assert {"params", "claimed_epsilon", "claimed_delta", "achieved_epsilon", "achieved_delta",
                 "witness"} <= set(point)
@@ -97,4 +97,4 @@ def test_a_claim_expected_to_be_refuted_is_green_only_when_refuted(tmp_path, mon
     result = run(tmp_path, monkeypatch, "eps, expect='refuted'")
     assert result.exit_code == 1
     claim = json.loads(result.output)["specs"][0]["claims"][0]
-    assert claim["status"] == "verified" and not claim["as_expected"]
+    assert claim["status"] == "proved" and not claim["as_expected"]

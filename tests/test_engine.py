@@ -48,7 +48,7 @@ def test_unclamped_geometric_lumps_its_tails_exactly() -> None:
     spec = dp.spec(noisy, universe=dp.universe([0, 1], n=2, neighbours=dp.REPLACE_ONE),
                    grid={eps: [1]}, claims=[dp.private(eps), dp.private(eps * Fraction(9, 10))])
     results = dp.check(spec)
-    assert [r.status.value for r in results] == ["verified", "refuted"]
+    assert [r.status.value for r in results] == ["proved", "refuted"]
     assert results[0].achieved_epsilon.startswith("1.000000000000000000000000000000")
 
 
@@ -126,7 +126,7 @@ def test_a_constant_mechanism_achieves_zero() -> None:
     spec = dp.spec(constant, universe=dp.universe([0, 1], n=2, neighbours=dp.REPLACE_ONE),
                    grid={eps: [1]}, claims=[dp.private(eps)])
     [result] = dp.check(spec)
-    assert result.status.value == "verified" and float(result.achieved_epsilon) == 0
+    assert result.status.value == "proved" and float(result.achieved_epsilon) == 0
 
 
 def test_approximate_dp_hockey_stick() -> None:
@@ -144,7 +144,7 @@ def test_approximate_dp_hockey_stick() -> None:
 
 def test_tight_claim_is_verified_and_a_hair_less_is_refuted() -> None:
     from .helpers import rr_spec
-    assert statuses(rr_spec(Fraction(1))) == ["verified"]
+    assert statuses(rr_spec(Fraction(1))) == ["proved"]
     assert statuses(rr_spec(Fraction(10 ** 30 - 1, 10 ** 30))) == ["refuted"]
 
 
@@ -159,7 +159,7 @@ def test_a_user_supplied_relation_matches_the_built_in_one() -> None:
         spec = dp.spec(em, universe=dp.universe([0, 1, 2], n=2, neighbours=relation),
                        grid={eps: [1]}, claims=[dp.private(eps)])
         [result] = dp.check(spec)
-        assert result.status.value == "verified"
+        assert result.status.value == "proved"
         achieved.append(result.achieved_epsilon)
     assert achieved[0] == achieved[1]
 
@@ -172,7 +172,7 @@ def test_integer_parameters_arrive_as_ints() -> None:
     spec = dp.spec(sampled, universe=dp.universe([0, 1], n=3, neighbours=dp.REPLACE_ONE),
                    grid={eps: [1], m: [1, 2]},
                    claims=[dp.private(dp.log(1 + m / 3 * (dp.exp(eps) - 1)))])
-    assert [r.status.value for r in dp.check(spec)] == ["verified", "verified"]
+    assert [r.status.value for r in dp.check(spec)] == ["proved", "proved"]
 
 
 def test_an_inexact_float_in_a_program_is_refused() -> None:

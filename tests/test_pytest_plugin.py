@@ -52,4 +52,4 @@ def test_expected_refutations_pass_and_unexpected_holds_fail(pytester) -> None:
     pytester.path.joinpath("spec", "rr.py").write_text(body)
     result = pytester.runpytest("spec")
     result.assert_outcomes(passed=1, failed=2)
-    result.stdout.fnmatch_lines(["*expected refuted, got verified*"])
+    result.stdout.fnmatch_lines(["*expected refuted, got proved*"])

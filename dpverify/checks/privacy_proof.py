@@ -63,7 +63,7 @@ def prove_private(spec: Spec, claim: Private, point: Point, table: Table, ws: Wo
 def _prove(spec: Spec, claim: Private, point: Point, symbols: list[sympy.Symbol], table: Table,
            ws: Workspace) -> Proof:
     start = time.perf_counter()
-    values = {s.name: (s if s in symbols else v) for s, v in point}
+    values = {**params(point), **{s.name: s for s in symbols}}
     fixed = {s: v for s, v in point if s not in symbols}
     datasets, left, right = ws.datasets(spec)
     try:
@@ -186,7 +186,7 @@ def _confirm(spec: Spec, claim: Private, point: Point, symbols: list[sympy.Symbo
     if not h.eval(at) < 0:
         return Proof(Status.UNKNOWN, "z3's model (rounded to a rational) does not violate the constraint exactly")
     values = {s: base.scale[s] * sympy.log(at[base.variables[s]]) for s in symbols}
-    exact = {s.name: values.get(s, v) for s, v in point}
+    exact = {**params(point), **{s.name: v for s, v in values.items()}}
     dps = 2 * table.backend.dps
     backend = IntervalBackend(dps)
     p = distribution(spec.mechanism, x, exact, backend, table.windows).get(output)
