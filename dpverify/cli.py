@@ -41,13 +41,16 @@ def main() -> None:
               help="Significant digits of the certified interval arithmetic.")
 @click.option("--max-work", default=DEFAULT_MAX_WORK, show_default=True, type=click.IntRange(1),
               help="Refuse universes whose estimated work (datasets+pairs) x outputs exceeds this.")
+@click.option("--proofs/--no-proofs", default=True, show_default=True,
+              help="Try to prove claims for every parameter value (z3), beyond the grid.")
 @click.option("--spec", "spec_filter", default=None, help="Only the spec with this name.")
 @click.option("--claim", "claim_filter", default=None, help="Only the claim with this id.")
 @click.option("--point", "point_values", multiple=True, help="Only grid points with NAME=VALUE (repeatable).")
-def check(paths: tuple[str, ...], as_json: bool, precision: int, max_work: int, spec_filter: Optional[str],
+def check(paths: tuple[str, ...], as_json: bool, precision: int, max_work: int, proofs: bool,
+          spec_filter: Optional[str],
           claim_filter: Optional[str], point_values: tuple[str, ...]) -> None:
     """Check every claim of the spec files under PATHS."""
-    options = Options(precision=precision, max_work=max_work)
+    options = Options(precision=precision, max_work=max_work, proofs=proofs)
     console = Console(stderr=True)
     progress = None
     if not as_json and console.is_terminal:

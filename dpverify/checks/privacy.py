@@ -49,7 +49,7 @@ class PrivacyCheck:
                  f"{len(table.laws)} distinct output laws, {len(losses.outputs)} outputs")
         if delta == 0:
             result = _pure(spec, point, eps, table, losses, result, scope)
-            if result.status == Status.VERIFIED:
+            if result.status == Status.VERIFIED and ws.options.proofs:
                 _generalise(result, prove_private(spec, claim, point, table, ws))
             return result
         return _approximate(spec, point, eps, delta, table, losses, result, scope)

@@ -26,6 +26,7 @@ DIGITS = 40  # significant digits in every decimal string we print
 class Options:
     precision: int = DEFAULT_PRECISION
     max_work: int = DEFAULT_MAX_WORK
+    proofs: bool = True  # try to prove claims for every parameter value, beyond the grid
 
 
 @dataclass
