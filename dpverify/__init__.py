@@ -21,10 +21,14 @@ from .errors import DpverifyError, EnumerationTooLarge, SpecError
 __version__ = "0.1.0"
 
 
-def check(spec: "Spec", precision: int = 50) -> list:  # noqa: F405
-    """Check every claim of one spec at every grid point; returns the point results."""
+def check(spec: "Spec", precision: int = 50, proofs: bool = True) -> list:  # noqa: F405
+    """Check every claim of one spec at every grid point; returns the point results.
+
+    ``proofs=False`` stops at the certified grid check (no attempt to prove claims
+    for every parameter value).
+    """
     from .checks import Options, Workspace, check_point
-    ws = Workspace(Options(precision=precision))
+    ws = Workspace(Options(precision=precision, proofs=proofs))
     return [check_point(spec, claim, point, ws) for claim in spec.claims for point in spec.points]
 
 
