@@ -62,3 +62,31 @@ def test_a_non_exponential_dependence_is_reported_unknown_not_proved() -> None:
     [result] = dp.check(spec)
     assert result.status.value == "verified"
     assert "no proof for all eps" in result.message
+
+
+def test_same_distribution_is_proved_for_every_eps_or_refuted_off_the_grid() -> None:
+    def rr(data, eps):
+        return dp.randomized_response(data[0], eps)
+
+    def lookalike(data, eps):
+        """Keeps the bit with probability (3w + 2)/(4w + 4), w = e^eps: equal to RR only at w = 2."""
+        w = dp.exp(eps)
+        keep = dp.bernoulli((3 * w + 2) / (4 * w + 4))
+        return data[0] if keep else 1 - data[0]
+
+    def rr_by_hand(data, eps):
+        keep = dp.bernoulli(dp.exp(eps) / (1 + dp.exp(eps)))
+        return data[0] if keep else 1 - data[0]
+    spec = dp.spec(rr, universe=BIT, grid={eps: [sympy.log(2)]},
+                   claims=[dp.same_distribution(rr_by_hand), dp.same_distribution(lookalike)])
+    same, different = dp.check(spec)
+    assert same.status.value == "proved" and "rational functions" in same.message
+    assert different.status.value == "refuted" and "eps = " in different.message
+
+
+def test_control_flow_on_a_symbolic_parameter_gives_no_proof_but_a_grid_verdict() -> None:
+    def branchy(data, eps):
+        return dp.randomized_response(data[0], eps if eps < 5 else eps / 2)
+    spec = dp.spec(branchy, universe=BIT, grid={eps: [1]}, claims=[dp.private(eps)])
+    [result] = dp.check(spec)
+    assert result.status.value == "verified" and "symbolic" in result.message

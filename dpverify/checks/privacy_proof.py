@@ -25,6 +25,7 @@ from ..dsl.claims import Private
 from ..dsl.params import Point
 from ..dsl.spec import Spec
 from ..engine.backend import IntervalBackend
+from ..errors import SpecError
 from ..engine.reading import Table, distribution
 from ..engine.symbolic import NotRational, WBasis, basis, rational_function, symbolic_laws
 from .result import Status, Witness
@@ -75,6 +76,9 @@ def _prove(spec: Spec, claim: Private, point: Point, symbols: list[sympy.Symbol]
         bound_num, bound_den = rational_function(bound, base)
     except NotRational as exc:
         return Proof(Status.UNKNOWN, f"no proof for all eps: {exc}")
+    except SpecError as exc:
+        return Proof(Status.UNKNOWN, f"no proof for all eps: the program does not run with symbolic "
+                                     f"parameters ({exc.problem})")
     gens = list(base.variables.values())
     solver = _solver(gens)
     dens = {p for law in ratio for _, den in law.values() for p in [den]} | {bound_den}

@@ -8,6 +8,8 @@ exactly with sympy and each output's difference shown to be zero
 """
 from __future__ import annotations
 
+from typing import Any, Optional
+
 import sympy
 
 from ..dsl.claims import Claim, SameDistribution
@@ -15,6 +17,9 @@ from ..dsl.params import Point, point_label
 from ..dsl.spec import Spec
 from ..engine.backend import IntervalBackend, SympyBackend, exact_sign
 from ..engine.reading import distribution
+from ..errors import SpecError
+from ..engine.symbolic import NotRational, basis, rational_function, symbolic_laws
+from .privacy_proof import proof_symbols
 from .result import PointResult, Status, Witness
 from .workspace import Workspace, decimal, params
 
@@ -38,6 +43,19 @@ class SameDistributionCheck:
                 diff = law.get(o, zero) - other.get(o, zero)
                 if diff.a > 0 or diff.b < 0:
                     return _refute(spec, claim, point, data, o, mine.backend.dps, mine.windows, result)
+        if ws.options.proofs and proof_symbols(point):
+            fixed = tuple((sym, v) for sym, v in point if sym not in proof_symbols(point))
+            key = ("same-distribution-proof", id(spec), claim.id, fixed)
+            if key not in ws.memo:
+                ws.memo[key] = _prove(spec, claim, point, mine.windows, theirs.windows, ws)
+            found = ws.memo[key]
+            if isinstance(found, str):
+                result.status, result.method = Status.PROVED, "symbolic reading; rational functions compared"
+                result.message = found
+                return result
+            if found is not None:
+                data, output, at = found
+                return _refute(spec, claim, point, data, output, mine.backend.dps, mine.windows, result, at)
         # No certain difference: show equality exactly, dataset by dataset.
         exact_pairs: dict = {}
         for i, data in enumerate(mine.datasets):
@@ -59,11 +77,56 @@ class SameDistributionCheck:
         return result
 
 
+def _prove(spec: Spec, claim: SameDistribution, point: Point, windows: dict, other_windows: dict,
+           ws: Workspace) -> Any:
+    """Equality for every value of the continuous parameters, as rational functions of w.
+
+    Returns the proof's message, or (dataset, output, {symbol: value}) where the
+    laws differ, or None when the laws are not rational functions of w.
+    """
+    symbols = proof_symbols(point)
+    values = {**params(point), **{s.name: s for s in symbols}}
+    datasets, _, _ = ws.datasets(spec)
+    try:
+        mine = symbolic_laws(spec.mechanism, datasets, values, windows)
+        theirs = symbolic_laws(claim.other, datasets, values, other_windows)
+        weights = [w for laws in (mine, theirs) for law in laws.laws for w in law.values()]
+        base = basis(weights, symbols)
+        compared: set = set()
+        for i, data in enumerate(datasets):
+            pair = (mine.law_of[i], theirs.law_of[i])
+            if pair in compared:
+                continue
+            compared.add(pair)
+            law, other = mine.laws[pair[0]], theirs.laws[pair[1]]
+            for o in set(law) | set(other):
+                p = rational_function(law.get(o, sympy.Integer(0)), base)
+                q = rational_function(other.get(o, sympy.Integer(0)), base)
+                difference = p[0] * q[1] - q[0] * p[1]
+                if not difference.is_zero:
+                    return data, o, _nonzero_at(difference, base)
+    except (NotRational, SpecError):  # not a rational function of w, or not runnable symbolically
+        return None
+    return (f"identical output laws for every {', '.join(s.name for s in symbols)} > 0 on all "
+            f"{len(datasets):,} datasets: {len(compared)} distinct pairs of laws are equal as rational "
+            f"functions of {base.describe()}")
+
+
+def _nonzero_at(difference: sympy.Poly, base: Any) -> dict:
+    """Parameter values (eps = L ln w for small rational w > 1) where a non-zero polynomial is non-zero."""
+    for k in range(2, 2 + difference.total_degree() + 2):
+        at = {w: sympy.Rational(k, 1) for w in base.variables.values()}
+        if difference.eval(at) != 0:
+            return {s.name: base.scale[s] * sympy.log(at[w]) for s, w in base.variables.items()}
+    raise NotRational("no witness point found")  # impossible for a non-zero polynomial in one variable
+
+
 def _refute(spec: Spec, claim: SameDistribution, point: Point, data: tuple, output: object, dps: int,
-            windows: dict, result: PointResult) -> PointResult:
+            windows: dict, result: PointResult, at: Optional[dict] = None) -> PointResult:
     backend = IntervalBackend(2 * dps)
-    law = distribution(spec.mechanism, data, params(point), backend, windows)
-    other = distribution(claim.other, data, params(point), backend, windows)
+    values = {**params(point), **(at or {})}
+    law = distribution(spec.mechanism, data, values, backend, windows)
+    other = distribution(claim.other, data, values, backend, windows)
     zero = backend.num(0)
     p, q = law.get(output, zero), other.get(output, zero)
     diff = p - q
@@ -73,6 +136,7 @@ def _refute(spec: Spec, claim: SameDistribution, point: Point, data: tuple, outp
     name = getattr(claim.other, "__name__", "other")
     result.status = Status.REFUTED
     result.witness = Witness(data, data, output, decimal(p), decimal(q))
-    result.message = (f"on dataset {data!r}, P(o={output!r}) = {decimal(p)} under {spec.mechanism.__name__} "
-                      f"but {decimal(q)} under {name}; confirmed at {2 * dps} digits")
+    where = f" at {', '.join(f'{k} = {decimal(v)}' for k, v in at.items())}" if at else ""
+    result.message = (f"on dataset {data!r}{where}, P(o={output!r}) = {decimal(p)} under "
+                      f"{spec.mechanism.__name__} but {decimal(q)} under {name}; confirmed at {2 * dps} digits")
     return result
