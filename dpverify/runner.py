@@ -23,6 +23,7 @@ class SpecReport:
     name: str
     claims: list[ClaimResult] = field(default_factory=list)
     error: Optional[str] = None
+    spec: Optional[Spec] = None  # what was checked, for writers that show it (reports)
 
 
 @dataclass
@@ -93,7 +94,7 @@ def check_paths(paths: list[str], options: Options, *, claim_filter: Optional[st
             continue
         for spec in specs:
             ws = Workspace(options)
-            report = SpecReport(str(path), spec.name)
+            report = SpecReport(str(path), spec.name, spec=spec)
             by_claim: dict[str, ClaimResult] = {}
             for claim, point in plans[id(spec)]:
                 result = check_point(spec, claim, point, ws)

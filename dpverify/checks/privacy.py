@@ -44,7 +44,8 @@ class PrivacyCheck:
         result = PointResult(point_label(point), Status.UNKNOWN, "", claimed_epsilon=decimal(eps),
                              claimed_delta=decimal(delta), method="exact enumeration, certified intervals")
         result.figures = {"datasets": len(table.datasets), "pairs": losses.pairs,
-                          "distinct_laws": len(table.laws), "outputs": len(losses.outputs)}
+                          "distinct_laws": len(table.laws), "outputs": len(losses.outputs),
+                          "loss_histogram": losses.loss_histogram()}
         scope = (f"{losses.pairs:,} neighbouring pairs ({spec.universe.relation_name}), "
                  f"{len(table.laws)} distinct output laws, {len(losses.outputs)} outputs")
         if delta == 0:
@@ -147,11 +148,20 @@ def _refute(spec: Spec, point: Point, eps: sympy.Expr, cell: Optional[Cell], tab
     result.status = Status.REFUTED
     result.witness = Witness(cell.x, cell.x_prime, cell.output, decimal(p),
                              decimal(q) if q is not None else decimal(0), ratio)
+    result.figures["witness_laws"] = side_by_side(law, law_prime)
     bound = decimal(e_eps)
     result.message = (f"X={cell.x!r} and X'={cell.x_prime!r} are neighbours; P(o={cell.output!r}|X) = "
                       f"{decimal(p)} and P(o|X') = {decimal(q) if q is not None else '0'}, ratio {ratio} > "
                       f"e^eps = {bound}; confirmed at {dps} digits")
     return result
+
+
+def side_by_side(law: dict, law_prime: dict) -> dict[str, list]:
+    """A figure: the witness pair's two output laws over the union of their outputs."""
+    outputs = sorted(set(law) | set(law_prime), key=repr)
+    return {"outputs": [repr(o) for o in outputs],
+            "p": [decimal(law[o]) if o in law else "0" for o in outputs],
+            "p_prime": [decimal(law_prime[o]) if o in law_prime else "0" for o in outputs]}
 
 
 def _approximate(spec: Spec, point: Point, eps: sympy.Expr, delta: sympy.Expr, table: Any,
@@ -195,6 +205,7 @@ def _approximate(spec: Spec, point: Point, eps: sympy.Expr, delta: sympy.Expr, t
     q_event = sum((law_prime[o] for o in event if o in law_prime), fresh.ctx.mpf(0))
     result.status = Status.REFUTED
     result.witness = Witness(x, x_prime, event, decimal(p_event), decimal(q_event))
+    result.figures["witness_laws"] = side_by_side(law, law_prime)
     result.message = (f"X={x!r} and X'={x_prime!r}: P(S|X) - e^eps P(S|X') = {decimal(value)} > delta = "
                       f"{decimal(delta)} for the event S = {event!r}; confirmed at {dps} digits")
     return result

@@ -56,10 +56,13 @@ class LossTable:
         laws_left = np.asarray(table.law_of, dtype=np.int64)[left] if len(left) else left
         laws_right = np.asarray(table.law_of, dtype=np.int64)[right] if len(right) else right
         self.representative: dict[tuple[int, int], tuple[int, int]] = {}
+        self.multiplicity: dict[tuple[int, int], int] = {}
         for i, j, a, b in zip(left.tolist(), right.tolist(), laws_left.tolist(), laws_right.tolist()):
             if a != b:
                 self.representative.setdefault((a, b), (i, j))
                 self.representative.setdefault((b, a), (j, i))
+                self.multiplicity[(a, b)] = self.multiplicity.get((a, b), 0) + 1
+                self.multiplicity[(b, a)] = self.multiplicity.get((b, a), 0) + 1
         directed = sorted(self.representative)
         self.a = np.array([p[0] for p in directed], dtype=np.int64)
         self.b = np.array([p[1] for p in directed], dtype=np.int64)
@@ -95,6 +98,24 @@ class LossTable:
                 hi[absent] = -math.inf
                 lo[absent] = -math.inf
                 yield idx, lo, hi
+
+    def loss_histogram(self, bins: int = 20) -> dict[str, Any]:
+        """A figure: how the largest loss of each ordered neighbouring pair is distributed.
+
+        Floats (midpoints of the enclosures), for plots only; pairs with identical
+        laws have loss 0, pairs with an output impossible on one side are infinite.
+        """
+        worst = []
+        for _, lo, hi in self._blocks():
+            worst.append(np.max(np.where(np.isfinite(hi) & np.isfinite(lo), (lo + hi) / 2, hi), axis=1))
+        values = np.concatenate(worst) if worst else np.zeros(0)
+        weights = np.array([self.multiplicity[(int(a), int(b))] for a, b in zip(self.a, self.b)], dtype=float)
+        finite = np.isfinite(values)
+        identical = 2 * self.pairs - int(weights.sum())  # pairs with the same law: loss 0
+        counts, edges = np.histogram(np.append(values[finite], 0.0), bins=bins,
+                                     weights=np.append(weights[finite], float(identical)))
+        return {"edges": [float(f"{e:.12g}") for e in edges], "counts": [int(c) for c in counts],
+                "infinite": int(weights[~finite].sum())}
 
     def cell(self, pair: int, column: int) -> Cell:
         """Certify one cell in interval arithmetic."""
