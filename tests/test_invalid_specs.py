@@ -34,7 +34,7 @@ CASES = {
                    "claims=[dp.private(eps)])\n", 5, "sum to"),
     "too large": (RR + "s = dp.spec(mech, universe=dp.universe(range(12), n=8, neighbours=dp.REPLACE_ONE),"
                   " grid={eps: [1]}, claims=[dp.private(eps)])\n", None, "--max-work"),
-    "wrong signature": ("def mech(data):\n    return 0\n"
+    "wrong signature": ("def mech(data, epsilon):\n    return 0\n"
                         f"s = dp.spec(mech, universe={UNIVERSE}, grid={{eps: [1]}}, "
                         "claims=[dp.private(eps)])\n", 6, "does not match"),
     "missing neighbour relation": (RR + "s = dp.spec(mech, universe=dp.universe([0, 1], n=1),"

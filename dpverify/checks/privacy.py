@@ -36,24 +36,29 @@ class PrivacyCheck:
         return isinstance(claim, Private)
 
     def run(self, spec: Spec, claim: Private, point: Point, ws: Workspace) -> PointResult:
-        eps = substitute(claim.epsilon, point, "epsilon")
-        delta = substitute(claim.delta, point, "delta")
-        table = ws.table(spec, spec.mechanism, point)
-        _, left, right = ws.datasets(spec)
-        losses = LossTable(table, left, right)
-        result = PointResult(point_label(point), Status.UNKNOWN, "", claimed_epsilon=decimal(eps),
-                             claimed_delta=decimal(delta), method="exact enumeration, certified intervals")
-        result.figures = {"datasets": len(table.datasets), "pairs": losses.pairs,
-                          "distinct_laws": len(table.laws), "outputs": len(losses.outputs),
-                          "loss_histogram": losses.loss_histogram()}
-        scope = (f"{losses.pairs:,} neighbouring pairs ({spec.universe.relation_name}), "
-                 f"{len(table.laws)} distinct output laws, {len(losses.outputs)} outputs")
-        if delta == 0:
-            result = _pure(spec, point, eps, table, losses, result, scope)
-            if result.status == Status.VERIFIED and ws.options.proofs:
-                _generalise(result, prove_private(spec, claim, point, table, ws))
-            return result
-        return _approximate(spec, point, eps, delta, table, losses, result, scope)
+        return check_private(spec, spec.mechanism, claim, point, ws)
+
+
+def check_private(spec: Spec, program: Any, claim: Private, point: Point, ws: Workspace) -> PointResult:
+    """(eps, delta)-DP of ``program`` (the spec's mechanism, or a post-processing of it) on the universe."""
+    eps = substitute(claim.epsilon, point, "epsilon")
+    delta = substitute(claim.delta, point, "delta")
+    table = ws.table(spec, program, point)
+    _, left, right = ws.datasets(spec)
+    losses = LossTable(table, left, right)
+    result = PointResult(point_label(point), Status.UNKNOWN, "", claimed_epsilon=decimal(eps),
+                         claimed_delta=decimal(delta), method="exact enumeration, certified intervals")
+    result.figures = {"datasets": len(table.datasets), "pairs": losses.pairs,
+                      "distinct_laws": len(table.laws), "outputs": len(losses.outputs),
+                      "loss_histogram": losses.loss_histogram()}
+    scope = (f"{losses.pairs:,} neighbouring pairs ({spec.universe.relation_name}), "
+             f"{len(table.laws)} distinct output laws, {len(losses.outputs)} outputs")
+    if delta == 0:
+        result = _pure(program, point, eps, table, losses, result, scope)
+        if result.status == Status.VERIFIED and ws.options.proofs:
+            _generalise(result, prove_private(spec, program, claim, point, table, ws))
+        return result
+    return _approximate(program, point, eps, delta, table, losses, result, scope)
 
 
 def _generalise(result: PointResult, proof: Optional[Proof]) -> None:
@@ -73,7 +78,7 @@ def _generalise(result: PointResult, proof: Optional[Proof]) -> None:
         result.message = f"{result.message}; {proof.message}"
 
 
-def _pure(spec: Spec, point: Point, eps: sympy.Expr, table: Any, losses: LossTable,
+def _pure(program: Any, point: Point, eps: sympy.Expr, table: Any, losses: LossTable,
           result: PointResult, scope: str) -> PointResult:
     ctx = table.backend.ctx
     eps_iv = table.backend.num(eps)
@@ -84,21 +89,21 @@ def _pure(spec: Spec, point: Point, eps: sympy.Expr, table: Any, losses: LossTab
         result.message = f"holds on all {scope}; achieved epsilon {result.achieved_epsilon}"
         return result
     if achieved == math.inf or achieved.a > eps_iv.b:
-        return _refute(spec, point, eps, top, table, result)
+        return _refute(program, point, eps, top, table, result)
     # Undecidable by intervals: decide every reaching cell exactly.
     cells = losses.cells_reaching(math.nextafter(float(eps_iv.a), -math.inf) - losses.margin)
     undecided = [c for c in cells if c.infinite or not c.loss.b <= eps_iv.a]
     exact_laws: dict = {}
     tight = 0
     for cell in undecided:
-        sign = _exact_excess(spec, point, eps, cell, table, exact_laws)
+        sign = _exact_excess(program, point, eps, cell, table, exact_laws)
         if sign is None:
             result.message = (f"cannot decide whether P(o|X) <= e^eps P(o|X') for X={cell.x!r}, "
                               f"X'={cell.x_prime!r}, o={cell.output!r}: intervals overlap and sympy "
                               "could not simplify the difference")
             return result
         if sign > 0:
-            return _refute(spec, point, eps, cell, table, result, exact=True)
+            return _refute(program, point, eps, cell, table, result, exact=True)
         tight += sign == 0
     result.status = Status.VERIFIED
     if tight:
@@ -109,20 +114,20 @@ def _pure(spec: Spec, point: Point, eps: sympy.Expr, table: Any, losses: LossTab
     return result
 
 
-def _exact_excess(spec: Spec, point: Point, eps: sympy.Expr, cell: Cell, table: Any,
+def _exact_excess(program: Any, point: Point, eps: sympy.Expr, cell: Cell, table: Any,
                   cache: dict) -> Optional[int]:
     """Sign of P(o|X) - e^eps P(o|X') in exact sympy arithmetic."""
     laws = []
     for data in (cell.x, cell.x_prime):
         if data not in cache:
-            cache[data] = distribution(spec.mechanism, data, params(point), SympyBackend(), table.windows)
+            cache[data] = distribution(program, data, params(point), SympyBackend(), table.windows)
         laws.append(cache[data])
     p = laws[0].get(cell.output, sympy.Integer(0))
     q = laws[1].get(cell.output, sympy.Integer(0))
     return exact_sign(p - sympy.exp(eps) * q)
 
 
-def _refute(spec: Spec, point: Point, eps: sympy.Expr, cell: Optional[Cell], table: Any,
+def _refute(program: Any, point: Point, eps: sympy.Expr, cell: Optional[Cell], table: Any,
             result: PointResult, exact: bool = False) -> PointResult:
     """Confirm a violating cell by recomputing both laws afresh at twice the precision."""
     if cell is None:
@@ -130,8 +135,8 @@ def _refute(spec: Spec, point: Point, eps: sympy.Expr, cell: Optional[Cell], tab
         return result
     dps = 2 * table.backend.dps
     backend = IntervalBackend(dps)
-    law = distribution(spec.mechanism, cell.x, params(point), backend, table.windows)
-    law_prime = distribution(spec.mechanism, cell.x_prime, params(point), backend, table.windows)
+    law = distribution(program, cell.x, params(point), backend, table.windows)
+    law_prime = distribution(program, cell.x_prime, params(point), backend, table.windows)
     p, q = law.get(cell.output), law_prime.get(cell.output)
     e_eps = backend.exp(eps)
     if p is None:
@@ -164,7 +169,7 @@ def side_by_side(law: dict, law_prime: dict) -> dict[str, list]:
             "p_prime": [decimal(law_prime[o]) if o in law_prime else "0" for o in outputs]}
 
 
-def _approximate(spec: Spec, point: Point, eps: sympy.Expr, delta: sympy.Expr, table: Any,
+def _approximate(program: Any, point: Point, eps: sympy.Expr, delta: sympy.Expr, table: Any,
                  losses: LossTable, result: PointResult, scope: str) -> PointResult:
     backend = table.backend
     eps_iv, delta_iv = backend.num(eps), backend.num(delta)
@@ -181,8 +186,8 @@ def _approximate(spec: Spec, point: Point, eps: sympy.Expr, delta: sympy.Expr, t
         return result
     x, x_prime = pair
     if achieved.a <= delta_iv.b:  # straddles: decide this pair exactly
-        law = distribution(spec.mechanism, x, params(point), SympyBackend(), table.windows)
-        law_prime = distribution(spec.mechanism, x_prime, params(point), SympyBackend(), table.windows)
+        law = distribution(program, x, params(point), SympyBackend(), table.windows)
+        law_prime = distribution(program, x_prime, params(point), SympyBackend(), table.windows)
         excess = sum((sympy.Max(0, p - sympy.exp(eps) * law_prime.get(o, 0)) for o, p in law.items()),
                      sympy.Integer(0)) - delta
         sign = exact_sign(excess)
@@ -193,8 +198,8 @@ def _approximate(spec: Spec, point: Point, eps: sympy.Expr, delta: sympy.Expr, t
             return result
     dps = 2 * backend.dps
     fresh = IntervalBackend(dps)
-    law = distribution(spec.mechanism, x, params(point), fresh, table.windows)
-    law_prime = distribution(spec.mechanism, x_prime, params(point), fresh, table.windows)
+    law = distribution(program, x, params(point), fresh, table.windows)
+    law_prime = distribution(program, x_prime, params(point), fresh, table.windows)
     e_eps = fresh.exp(eps)
     value = hockey_stick_pair(fresh.ctx, law, law_prime, e_eps)
     if not value.a > fresh.num(delta).b and achieved.a > delta_iv.b:

@@ -49,26 +49,27 @@ def proof_symbols(point: Point) -> list[sympy.Symbol]:
     return [sym for sym, _ in point if sym.is_positive and not sym.is_integer]
 
 
-def prove_private(spec: Spec, claim: Private, point: Point, table: Table, ws: Workspace) -> Optional[Proof]:
+def prove_private(spec: Spec, program: Any, claim: Private, point: Point, table: Table,
+                  ws: Workspace) -> Optional[Proof]:
     """Try to prove ``claim`` for every value of the continuous parameters (others fixed)."""
     symbols = proof_symbols(point)
     if not symbols or claim.delta != 0:
         return None
     fixed = tuple((s, v) for s, v in point if s not in symbols)
-    key = ("privacy-proof", id(spec), claim.id, fixed, ws.options.precision)
+    key = ("privacy-proof", id(spec), program, claim.id, fixed, ws.options.precision)
     if key not in ws.memo:
-        ws.memo[key] = _prove(spec, claim, point, symbols, table, ws)
+        ws.memo[key] = _prove(spec, program, claim, point, symbols, table, ws)
     return ws.memo[key]
 
 
-def _prove(spec: Spec, claim: Private, point: Point, symbols: list[sympy.Symbol], table: Table,
+def _prove(spec: Spec, program: Any, claim: Private, point: Point, symbols: list[sympy.Symbol], table: Table,
            ws: Workspace) -> Proof:
     start = time.perf_counter()
     values = {**params(point), **{s.name: s for s in symbols}}
     fixed = {s: v for s, v in point if s not in symbols}
     datasets, left, right = ws.datasets(spec)
     try:
-        laws = symbolic_laws(spec.mechanism, datasets, values, table.windows)
+        laws = symbolic_laws(program, datasets, values, table.windows)
         bound = sympy.exp(claim.epsilon.subs(fixed))
         weights = [w for law in laws.laws for w in law.values()]
         base = basis(weights + [bound], symbols)
@@ -110,7 +111,7 @@ def _prove(spec: Spec, claim: Private, point: Point, symbols: list[sympy.Symbol]
             return Proof(Status.UNKNOWN, f"z3 gave up (timeout {TIMEOUT_MS} ms) on {len(constraints)} "
                                          f"constraints in {base.describe()}")
         if answer is not False:
-            return _confirm(spec, claim, point, symbols, base, h, answer, x, x_prime, o, table)
+            return _confirm(program, claim, point, symbols, base, h, answer, x, x_prime, o, table)
     seconds = time.perf_counter() - start
     return Proof(Status.PROVED,
                  f"proved for every {', '.join(s.name for s in symbols)} > 0 (other parameters fixed): "
@@ -183,7 +184,7 @@ def _exists(solver: z3.Solver, gens: list[sympy.Symbol], poly: sympy.Poly, op: s
         solver.pop()
 
 
-def _confirm(spec: Spec, claim: Private, point: Point, symbols: list[sympy.Symbol], base: WBasis,
+def _confirm(program: Any, claim: Private, point: Point, symbols: list[sympy.Symbol], base: WBasis,
              h: sympy.Poly, model: dict, x: tuple, x_prime: tuple, output: Any, table: Table) -> Proof:
     """Check the model exactly, then recompute the pair at eps* in intervals at twice the precision."""
     at = {w: sympy.Rational(f.numerator, f.denominator) for w, f in model.items()}
@@ -193,8 +194,8 @@ def _confirm(spec: Spec, claim: Private, point: Point, symbols: list[sympy.Symbo
     exact = {**params(point), **{s.name: v for s, v in values.items()}}
     dps = 2 * table.backend.dps
     backend = IntervalBackend(dps)
-    p = distribution(spec.mechanism, x, exact, backend, table.windows).get(output)
-    q = distribution(spec.mechanism, x_prime, exact, backend, table.windows).get(output)
+    p = distribution(program, x, exact, backend, table.windows).get(output)
+    q = distribution(program, x_prime, exact, backend, table.windows).get(output)
     bound = backend.exp(claim.epsilon.subs({s: v for s, v in point if s not in symbols}).subs(values))
     if p is None or q is None or not (p - bound * q).a > 0:
         return Proof(Status.UNKNOWN, f"a violation found by z3 at {values} was not confirmed at {dps} digits")

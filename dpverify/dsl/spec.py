@@ -45,12 +45,14 @@ def _parameters(fn: Callable[..., Any], what: str) -> list[str]:
 
 
 def _check_signature(fn: Callable[..., Any], names: Iterable[str], what: str) -> None:
+    """The function's keyword parameters must all be grid parameters (it may ignore some:
+    a grid may hold parameters that only claims use, such as a threshold t)."""
     wanted = sorted(names)
     got = sorted(_parameters(fn, what))
-    if got != wanted:
+    if set(got) - set(wanted):
         raise SpecError(f"{what} {fn.__name__}(data, {', '.join(got)}) does not match the grid's "
                         f"parameters ({', '.join(wanted) or 'none'})",
-                        "give the function one keyword argument per grid parameter, after the dataset")
+                        "give the function one keyword argument per grid parameter it uses, after the dataset")
 
 
 def spec(mechanism: Optional[Callable[..., Any]] = None, *, claims: Iterable[Claim],

@@ -8,6 +8,8 @@ comparisons work on distinct distributions only.
 """
 from __future__ import annotations
 
+import functools
+import inspect
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Optional
@@ -19,6 +21,24 @@ from .backend import Backend, IntervalBackend
 from .enumerate import Distribution, Runner, Session
 
 
+@functools.lru_cache(maxsize=256)
+def _accepted(program: Callable[..., Any]) -> Optional[frozenset]:
+    """The keyword parameters a program takes (None: it takes any, through **kwargs)."""
+    try:
+        parameters = list(inspect.signature(program).parameters.values())[1:]
+    except (TypeError, ValueError):
+        return None
+    if any(p.kind is inspect.Parameter.VAR_KEYWORD for p in parameters):
+        return None
+    return frozenset(p.name for p in parameters)
+
+
+def call_with(program: Callable[..., Any], data: tuple, params: Mapping[str, Any]) -> Any:
+    """Call a mechanism with the parameters it declares (a grid may hold claim-only ones)."""
+    names = _accepted(program)
+    return program(data, **(params if names is None else {k: v for k, v in params.items() if k in names}))
+
+
 def _call(program: Callable[..., Any], data: tuple, params: Mapping[str, Any],
           session: Session) -> Distribution:
     kwargs = session.convert(params)
@@ -26,7 +46,7 @@ def _call(program: Callable[..., Any], data: tuple, params: Mapping[str, Any],
     filename = code.co_filename if code else "<mechanism>"
     first_line = code.co_firstlineno if code else None
     try:
-        law = Runner(session).distribution(lambda: program(data, **kwargs))
+        law = Runner(session).distribution(lambda: call_with(program, data, kwargs))
     except SpecError as err:
         err.problem = f"{err.problem} (on dataset {data!r})" if "on dataset" not in err.problem else err.problem
         raise err.located(filename, line_in(err.__traceback__, filename) or first_line) from None
