@@ -37,7 +37,7 @@ def main(paths: list[str]) -> None:
                 grid_seconds = time.perf_counter() - start
                 table = ws.table(spec, spec.mechanism, point)
                 start = time.perf_counter()
-                proof = prove_private(spec, claim, point, table, ws)
+                proof = prove_private(spec, spec.mechanism, claim, point, table, ws)
                 proof_seconds = time.perf_counter() - start
                 status = proof.status.value if proof else "no proof (no continuous parameter)"
                 detail = proof.message.split(":")[1].split(" in ")[0].strip() if proof and proof.status.value == "proved" else ""

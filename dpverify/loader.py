@@ -42,7 +42,11 @@ def load(path: Path) -> list[Spec]:
             raise SpecError(f"{display} is not a Python file", "spec files end in .py")
         module = importlib.util.module_from_spec(importer)
         sys.modules[module_name] = module
-        importer.loader.exec_module(module)
+        sys.path.insert(0, str(path.resolve().parent))  # like a script: helper modules beside it import
+        try:
+            importer.loader.exec_module(module)
+        finally:
+            sys.path.remove(str(path.resolve().parent))
     except SyntaxError as err:
         raise SpecError(f"syntax error: {err.msg}", "fix the Python syntax", file=display, line=err.lineno) from None
     except SpecError as err:

@@ -24,7 +24,7 @@ def test_a_correct_mechanism_is_proved_for_every_eps() -> None:
     spec = dp.spec(rr, universe=BIT, grid={eps: [1]}, claims=[dp.private(eps)])
     [result] = dp.check(spec)
     assert result.status.value == "proved"
-    assert "z3" in result.message and "every eps" in result.message
+    assert "every eps" in result.message and "no violation" in result.message
 
 
 def test_a_claim_true_on_the_grid_but_false_for_small_eps_is_refuted() -> None:
@@ -33,7 +33,7 @@ def test_a_claim_true_on_the_grid_but_false_for_small_eps_is_refuted() -> None:
     results = dp.check(spec)
     assert [r.status.value for r in results] == ["refuted", "refuted"]
     message = results[0].message
-    assert "holds at this grid point" in message and "found by z3" in message
+    assert "holds at this grid point" in message and "found by" in message
     found = float(message.split("eps = ")[1].split(" ")[0])
     assert 0 < found < 0.1856
     assert results[0].witness is not None
@@ -42,7 +42,7 @@ def test_a_claim_true_on_the_grid_but_false_for_small_eps_is_refuted() -> None:
 def test_grid_failures_still_refute_before_any_proof() -> None:
     spec = dp.spec(leaky_rr, universe=BIT, grid={eps: [Fraction(1, 10)]}, claims=[dp.private(2 * eps)])
     [result] = dp.check(spec)
-    assert result.status.value == "refuted" and "found by z3" not in result.message
+    assert result.status.value == "refuted" and "found by" not in result.message
 
 
 def test_rational_function_reading_of_an_exponential_mechanism_weight() -> None:

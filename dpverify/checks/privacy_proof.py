@@ -16,7 +16,7 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass, field
 from fractions import Fraction
-from typing import Any, Optional
+from typing import Any, Optional, Union
 
 import sympy
 import z3
@@ -26,12 +26,14 @@ from ..dsl.params import Point
 from ..dsl.spec import Spec
 from ..engine.backend import IntervalBackend
 from ..errors import SpecError
+from ..engine.positivity import find_point
 from ..engine.reading import Table, distribution
 from ..engine.symbolic import NotRational, WBasis, basis, rational_function, symbolic_laws
 from .result import Status, Witness
 from .workspace import Workspace, decimal, params
 
-TIMEOUT_MS = 10_000
+TIMEOUT_MS = 10_000  # per z3 query
+PROOF_SECONDS = 60  # per proof; beyond it the claim keeps its grid verdict, with the reason
 
 
 @dataclass
@@ -55,15 +57,23 @@ def prove_private(spec: Spec, program: Any, claim: Private, point: Point, table:
     symbols = proof_symbols(point)
     if not symbols or claim.delta != 0:
         return None
-    fixed = tuple((s, v) for s, v in point if s not in symbols)
-    key = ("privacy-proof", id(spec), program, claim.id, fixed, ws.options.precision)
-    if key not in ws.memo:
-        ws.memo[key] = _prove(spec, program, claim, point, symbols, table, ws)
-    return ws.memo[key]
+    # A proof over symbols S holds at every point that agrees on the other parameters: reuse it.
+    done = ws.memo.setdefault(("privacy-proofs", id(spec), program, claim.id, ws.options.precision), [])
+    for over, fixed, proof in done:
+        if tuple((s, v) for s, v in point if s not in over) == fixed:
+            return proof
+    proof = _prove(spec, program, claim, point, symbols, table, ws)
+    while isinstance(proof, NotRational) and proof.symbols and set(symbols) - proof.symbols:
+        symbols = [s for s in symbols if s not in proof.symbols]  # keep those fixed, prove over the rest
+        proof = _prove(spec, program, claim, point, symbols, table, ws)
+    if isinstance(proof, NotRational):
+        proof = Proof(Status.UNKNOWN, f"no proof for all {', '.join(s.name for s in symbols)}: {proof}")
+    done.append((frozenset(symbols), tuple((s, v) for s, v in point if s not in symbols), proof))
+    return proof
 
 
 def _prove(spec: Spec, program: Any, claim: Private, point: Point, symbols: list[sympy.Symbol], table: Table,
-           ws: Workspace) -> Proof:
+           ws: Workspace) -> Union[Proof, NotRational]:
     start = time.perf_counter()
     values = {**params(point), **{s.name: s for s in symbols}}
     fixed = {s: v for s, v in point if s not in symbols}
@@ -76,7 +86,7 @@ def _prove(spec: Spec, program: Any, claim: Private, point: Point, symbols: list
         ratio = _rational_laws(laws.laws, base)
         bound_num, bound_den = rational_function(bound, base)
     except NotRational as exc:
-        return Proof(Status.UNKNOWN, f"no proof for all eps: {exc}")
+        return exc
     except SpecError as exc:
         return Proof(Status.UNKNOWN, f"no proof for all eps: the program does not run with symbolic "
                                      f"parameters ({exc.problem})")
@@ -106,17 +116,22 @@ def _prove(spec: Spec, program: Any, claim: Private, point: Point, symbols: list
                 h = _normalised(bound_num * num_y * den - num * den_y * bound_den)
                 constraints.setdefault(h, (datasets[src], datasets[dst], o))
     for h, (x, x_prime, o) in constraints.items():
+        if time.perf_counter() - start > PROOF_SECONDS:
+            return Proof(Status.UNKNOWN, f"no proof for all eps: over the {PROOF_SECONDS} s budget with "
+                                         f"{len(constraints)} constraints in {base.describe()}")
         answer = _exists(solver, gens, h, "<")
         if answer is None:
-            return Proof(Status.UNKNOWN, f"z3 gave up (timeout {TIMEOUT_MS} ms) on {len(constraints)} "
-                                         f"constraints in {base.describe()}")
+            return Proof(Status.UNKNOWN, f"no proof for all eps: the decision procedure gave up (z3 timeout "
+                                         f"{TIMEOUT_MS} ms or root isolation failed) on a constraint in "
+                                         f"{base.describe()}")
         if answer is not False:
             return _confirm(program, claim, point, symbols, base, h, answer, x, x_prime, o, table)
     seconds = time.perf_counter() - start
+    method = "exact real-root isolation" if len(gens) == 1 else "z3 nonlinear real arithmetic"
     return Proof(Status.PROVED,
                  f"proved for every {', '.join(s.name for s in symbols)} > 0 (other parameters fixed): "
-                 f"{len(constraints)} distinct polynomial constraints in {base.describe()} are unsat "
-                 f"(z3 nonlinear real arithmetic, {seconds:.2f}s)")
+                 f"{len(constraints)} distinct polynomial constraints in {base.describe()} have no "
+                 f"violation for w > 1 ({method}, {seconds:.2f}s)")
 
 
 def _normalised(h: sympy.Poly) -> sympy.Poly:
@@ -162,7 +177,22 @@ def _z3(poly: sympy.Poly) -> Any:
 
 
 def _exists(solver: z3.Solver, gens: list[sympy.Symbol], poly: sympy.Poly, op: str) -> Any:
-    """A model {w: Fraction} if some w > 1 has ``poly op 0`` ("<" or "<="); False if none; None if unknown."""
+    """A model {w: Fraction} if some w > 1 has ``poly op 0`` ("<" or "<="); False if none; None if unknown.
+
+    One variable: exact real-root isolation (:mod:`dpverify.engine.positivity`), which always
+    answers (z3's nonlinear timeouts proved unreliable on high-degree univariate polynomials);
+    several variables: z3.
+    """
+    if len(gens) > 1:
+        return _z3_exists(solver, gens, poly, op, TIMEOUT_MS)
+    found = find_point(sympy.Poly(poly.as_expr(), gens[0], domain="QQ"), op)
+    if found is None or found is False:
+        return found
+    return {gens[0]: Fraction(int(found.p), int(found.q))}
+
+
+def _z3_exists(solver: z3.Solver, gens: list[sympy.Symbol], poly: sympy.Poly, op: str, timeout_ms: int) -> Any:
+    solver.set("timeout", timeout_ms)
     solver.push()
     try:
         term = _z3(poly)
@@ -200,7 +230,7 @@ def _confirm(program: Any, claim: Private, point: Point, symbols: list[sympy.Sym
     if p is None or q is None or not (p - bound * q).a > 0:
         return Proof(Status.UNKNOWN, f"a violation found by z3 at {values} was not confirmed at {dps} digits")
     shown = {s.name: decimal(v) for s, v in values.items()}
-    message = (f"fails for {', '.join(f'{k} = {v}' for k, v in shown.items())} (found by z3, confirmed at "
+    message = (f"fails for {', '.join(f'{k} = {v}' for k, v in shown.items())} (found by the decision procedure, confirmed at "
                f"{dps} digits): X={x!r}, X'={x_prime!r}, P(o={output!r}|X) = {decimal(p)} > "
                f"e^eps' P(o|X') = {decimal(bound * q)}")
     return Proof(Status.REFUTED, message, Witness(x, x_prime, output, decimal(p), decimal(q), decimal(p / q)),

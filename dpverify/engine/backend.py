@@ -27,9 +27,16 @@ from ..errors import SpecError
 
 
 class Backend:
-    """The operations a reading must provide for weights (probabilities)."""
+    """The operations a reading must provide for weights (probabilities).
+
+    ``validates``: whether primitives check their arguments (probabilities in
+    [0, 1] summing to 1) in this reading.  The certified interval reading, which
+    every check runs first on every dataset, does; exact re-readings of the same
+    program skip checks that are costly in exact arithmetic.
+    """
 
     name = "abstract"
+    validates = True
 
     def num(self, value: Any) -> Any:
         """Convert an int, Fraction, decimal float or sympy number into a weight."""
@@ -156,6 +163,7 @@ class SympyBackend(Backend):
     """Exact sympy expressions (slow; for deciding ties and for symbolic readings)."""
 
     name = "sympy"
+    validates = False
 
     def num(self, value: Any) -> Any:
         exact = _rational(value)

@@ -13,7 +13,7 @@ import math
 from collections.abc import Callable, Hashable
 from dataclasses import dataclass
 from fractions import Fraction
-from typing import Any
+from typing import Any, Optional
 
 import sympy
 
@@ -60,18 +60,31 @@ def _nonzero(session: Session, branches: list) -> Branches:
     return list(merged.items())
 
 
+DERIVED = "derived-sensitivity"
+"""Session-cache key prefix under which an exponential mechanism records a derived sensitivity."""
+
+
 @dataclass(frozen=True)
 class Exponential:
-    """Output y in ``candidates`` with probability proportional to exp(eps*u(y)/(2*sensitivity))."""
+    """Output y in ``candidates`` with probability proportional to exp(eps*u(y)/(2*sensitivity)).
+
+    ``derived`` is set when the program omitted the sensitivity and the DSL
+    derived it from the score: a note saying so, kept in the session (see
+    :func:`derived_notes`) for the reports.
+    """
 
     candidates: tuple
     score: Callable[[Any], Any]
     eps: Any
     sensitivity: Any
     name: str = "exponential"
+    derived: Optional[str] = None
 
     def branches(self, session: Session) -> Branches:
         backend = session.backend
+        if self.derived is not None:
+            query = getattr(self.score, "query", self.score)
+            session.cache[(DERIVED, id(query))] = (query, self.derived)
         scores = tuple(_exact_score(self.score(c), f"score({c!r})") for c in self.candidates)
         eps = _positive(backend, self.eps, "eps", "exponential")
         sens = _positive(backend, self.sensitivity, "sensitivity", "exponential")
@@ -85,6 +98,12 @@ class Exponential:
             total = sum(weights[1:], weights[0])
             return _nonzero(session, [(c, w / total) for c, w in zip(self.candidates, weights)])
         return _cached(session, key, compute)
+
+
+def derived_notes(session: Session) -> list[tuple[Any, str]]:
+    """(score, note) for every exponential mechanism of the session that derived its Delta."""
+    return [entry for key, entry in session.cache.items()
+            if isinstance(key, tuple) and len(key) == 2 and key[0] == DERIVED]
 
 
 def _positive(backend: Any, value: Any, what: str, fn: str) -> Any:
@@ -131,6 +150,8 @@ class Categorical:
     def branches(self, session: Session) -> Branches:
         backend = session.backend
         weights = [(v, backend.num(p)) for v, p in self.items]
+        if not backend.validates:
+            return _nonzero(session, weights)
         for value, weight in weights:
             if backend.sign(weight) == -1:
                 raise SpecError(f"{self.name}: the probability of {value!r} is negative ({weight})",

@@ -22,10 +22,11 @@ from .enumerate import Distribution, Runner, Session
 
 
 @functools.lru_cache(maxsize=256)
-def _accepted(program: Callable[..., Any]) -> Optional[frozenset]:
-    """The keyword parameters a program takes (None: it takes any, through **kwargs)."""
+def _accepted(program: Callable[..., Any], skip: int = 1) -> Optional[frozenset]:
+    """The keyword parameters a function takes after its first ``skip`` positional ones
+    (None: it takes any, through **kwargs)."""
     try:
-        parameters = list(inspect.signature(program).parameters.values())[1:]
+        parameters = list(inspect.signature(program).parameters.values())[skip:]
     except (TypeError, ValueError):
         return None
     if any(p.kind is inspect.Parameter.VAR_KEYWORD for p in parameters):
@@ -33,10 +34,15 @@ def _accepted(program: Callable[..., Any]) -> Optional[frozenset]:
     return frozenset(p.name for p in parameters)
 
 
+def keywords(fn: Callable[..., Any], params: Mapping[str, Any], skip: int = 2) -> dict:
+    """The parameters ``fn`` declares after its ``skip`` positional arguments."""
+    names = _accepted(fn, skip)
+    return dict(params) if names is None else {k: v for k, v in params.items() if k in names}
+
+
 def call_with(program: Callable[..., Any], data: tuple, params: Mapping[str, Any]) -> Any:
     """Call a mechanism with the parameters it declares (a grid may hold claim-only ones)."""
-    names = _accepted(program)
-    return program(data, **(params if names is None else {k: v for k, v in params.items() if k in names}))
+    return program(data, **keywords(program, params, skip=1))
 
 
 def _call(program: Callable[..., Any], data: tuple, params: Mapping[str, Any],

@@ -24,7 +24,15 @@ from .reading import _call
 
 
 class NotRational(Exception):
-    """A probability is not a rational function of the exponentials of the symbols."""
+    """A probability is not a rational function of the exponentials of the symbols.
+
+    ``symbols`` names the parameters that appear outside exponentials, if that
+    is the reason (a proof may then keep them fixed and try again).
+    """
+
+    def __init__(self, message: str, symbols: frozenset = frozenset()) -> None:
+        super().__init__(message)
+        self.symbols = symbols
 
 
 @dataclass(frozen=True)
@@ -99,7 +107,8 @@ def rational_function(expr: sympy.Expr, base: WBasis) -> tuple[sympy.Poly, sympy
         arg = sympy.expand(atom.args[0])
         rest = arg - sum(arg.coeff(s) * s for s in base.variables)
         if rest.free_symbols:
-            raise NotRational(f"e^({arg}) depends on {rest.free_symbols} outside the proof's symbols")
+            raise NotRational(f"e^({arg}) depends on {rest.free_symbols} outside the proof's symbols",
+                              frozenset(rest.free_symbols & set(base.variables)))
         factor = sympy.exp(rest)
         for s, w in base.variables.items():
             c = arg.coeff(s)
@@ -111,7 +120,9 @@ def rational_function(expr: sympy.Expr, base: WBasis) -> tuple[sympy.Poly, sympy
         replace[atom] = factor
     expr = sympy.cancel(sympy.together(expr.xreplace(replace)))
     if expr.free_symbols - set(gens):
-        raise NotRational(f"{expr} depends on {expr.free_symbols - set(gens)}")
+        outside = expr.free_symbols - set(gens)
+        raise NotRational(f"{', '.join(sorted(map(str, outside)))} appears outside exponentials",
+                          frozenset(outside))
     num, den = sympy.fraction(expr)
     try:
         return sympy.Poly(num, *gens, domain="QQ"), sympy.Poly(den, *gens, domain="QQ")

@@ -1,0 +1,122 @@
+"""The probability check: P[event] <= at_most (and/or >= at_least) on every dataset of the universe.
+
+For each dataset X the exact law of the mechanism is summed over the outputs
+where ``event(X, output)`` holds, in certified intervals.  A bound that the
+interval cannot separate is decided exactly with sympy; a violation is
+re-computed afresh at twice the precision before the claim is refuted.  The
+figures report the worst dataset on each side and its slack, so a loose
+theorem shows how loose it is.
+"""
+from __future__ import annotations
+
+from typing import Any, Optional
+
+import sympy
+
+from ..dsl.claims import Claim
+from ..dsl.learning import Probability
+from ..dsl.params import Point, point_label, substitute
+from ..dsl.spec import Spec
+from ..engine.backend import IntervalBackend, SympyBackend, exact_sign
+from ..engine.reading import distribution, keywords
+from .result import PointResult, Status, Witness
+from .workspace import Workspace, decimal, params
+
+
+class ProbabilityCheck:
+    kind = "probability"
+
+    def supports(self, claim: Claim) -> bool:
+        return isinstance(claim, Probability)
+
+    def run(self, spec: Spec, claim: Probability, point: Point, ws: Workspace) -> PointResult:
+        table = ws.table(spec, spec.mechanism, point)
+        backend, values = table.backend, params(point)
+        event_args = keywords(claim.event, values)
+        bounds = [(side, substitute(expr, point, side)) for side, expr in
+                  (("at_most", claim.at_most), ("at_least", claim.at_least)) if expr is not None]
+        result = PointResult(point_label(point), Status.VERIFIED, "",
+                             method="exact enumeration of the event's probability, certified intervals")
+        probabilities = []
+        for i, data in enumerate(table.datasets):
+            law = table.laws[table.law_of[i]]
+            hits = [w for o, w in law.items() if _holds(claim.event(data, o, **event_args))]
+            probabilities.append(sum(hits, backend.num(0)))
+        ties = 0
+        for side, bound in bounds:
+            limit = backend.num(bound)
+            sign = 1 if side == "at_most" else -1  # at_most: bound - P >= 0; at_least: P - bound >= 0
+            worst = max(range(len(probabilities)), key=lambda k: sign * float(probabilities[k].mid))
+            for k in range(len(probabilities)):
+                gap = (limit - probabilities[k]) * sign
+                if gap.a >= 0:
+                    continue
+                if gap.b < 0:
+                    return _refute(spec, claim, point, table.datasets[k], side, bound, table.windows, result)
+                exact = _exact_gap(spec, claim, point, table.datasets[k], bound, sign, table.windows)
+                if exact is None:
+                    result.status = Status.UNKNOWN
+                    result.message = (f"cannot decide P[event] against {bound} on {table.datasets[k]!r}: "
+                                      "intervals overlap and sympy cannot simplify the difference")
+                    return result
+                if exact < 0:
+                    return _refute(spec, claim, point, table.datasets[k], side, bound, table.windows, result,
+                                   exact=True)
+                ties += exact == 0
+            p = probabilities[worst]
+            by_size: dict = {}
+            for k, data in enumerate(table.datasets):
+                low, high = by_size.get(len(data), (probabilities[k], probabilities[k]))
+                by_size[len(data)] = (min(low, probabilities[k], key=lambda v: float(v.mid)),
+                                      max(high, probabilities[k], key=lambda v: float(v.mid)))
+            result.figures["by_size"] = {str(n): {"min": decimal(lo), "max": decimal(hi)}
+                                         for n, (lo, hi) in sorted(by_size.items())}
+            result.figures[side] = {"bound": decimal(bound), "worst_probability": decimal(p),
+                                    "worst_dataset": repr(table.datasets[worst]),
+                                    "slack": decimal((limit - p) * sign)}
+        parts = [f"P[event] {'<=' if side == 'at_most' else '>='} {bound}: worst "
+                 f"{result.figures[side]['worst_probability']} on {result.figures[side]['worst_dataset']} "
+                 f"(slack {result.figures[side]['slack']})" for side, bound in bounds]
+        result.message = (f"holds on all {len(table.datasets):,} datasets; " + "; ".join(parts)
+                          + (f"; {ties} exact ties decided by sympy" if ties else ""))
+        return result
+
+
+def _holds(value: Any) -> bool:
+    """An event's truth value; sympy relationals must be decidable."""
+    if isinstance(value, sympy.Basic) and not isinstance(value, sympy.logic.boolalg.BooleanAtom):
+        raise TypeError(f"the event returned {value}, which sympy cannot decide")
+    return bool(value)
+
+
+def _event_probability(spec: Spec, claim: Probability, point: Point, data: tuple, backend: Any,
+                       windows: dict) -> Any:
+    values = params(point)
+    law = distribution(spec.mechanism, data, values, backend, windows)
+    args = keywords(claim.event, values)
+    return sum((w for o, w in law.items() if _holds(claim.event(data, o, **args))), backend.num(0))
+
+
+def _exact_gap(spec: Spec, claim: Probability, point: Point, data: tuple, bound: sympy.Expr, sign: int,
+               windows: dict) -> Optional[int]:
+    p = _event_probability(spec, claim, point, data, SympyBackend(), windows)
+    return exact_sign((bound - p) * sign)
+
+
+def _refute(spec: Spec, claim: Probability, point: Point, data: tuple, side: str, bound: sympy.Expr,
+            windows: dict, result: PointResult, exact: bool = False) -> PointResult:
+    dps = 2 * IntervalBackend().dps
+    backend = IntervalBackend(dps)
+    p = _event_probability(spec, claim, point, data, backend, windows)
+    limit = backend.num(bound)
+    confirmed = (p - limit).a > 0 if side == "at_most" else (limit - p).a > 0
+    if not (confirmed or exact):
+        result.status = Status.UNKNOWN
+        result.message = f"a violation on {data!r} was not confirmed at {dps} digits"
+        return result
+    relation = ">" if side == "at_most" else "<"
+    result.status = Status.REFUTED
+    result.witness = Witness(data, None, getattr(claim.event, "__name__", "event"), decimal(p), decimal(bound))
+    result.message = (f"on dataset {data!r}, P[{getattr(claim.event, '__name__', 'event')}] = {decimal(p)} "
+                      f"{relation} {bound} = {decimal(bound)}; confirmed at {dps} digits")
+    return result

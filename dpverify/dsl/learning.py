@@ -1,0 +1,129 @@
+"""Claims from learning theory: bounds on probabilities of events, stability, private prediction.
+
+* :func:`probability` / :func:`accuracy` -- "P[event] <= bound" (or >=) on every
+  dataset of the universe, e.g. the exponential mechanism's utility theorem
+  P[u(X, Y) <= OPT(X) - (2 Delta/eps)(ln(|Y|/|Y*|) + t)] <= e^-t.
+* :func:`stability` -- the prediction probabilities at every query point move by
+  at most gamma (additively) between neighbouring datasets.
+* :func:`private_prediction` -- the single prediction at every query point is
+  eps-DP.
+
+An ``event`` or ``predict`` function receives the parameters it declares as
+keyword arguments (exact sympy numbers; integer parameters as ints), so bounds
+may use parameters that only the claim needs (a threshold ``t`` in the grid).
+``predict(output, x)`` may itself draw (e.g. flip the label with probability p).
+"""
+from __future__ import annotations
+
+from collections.abc import Callable, Hashable, Iterable
+from dataclasses import dataclass
+from typing import Any, Optional
+
+import sympy
+
+from ..errors import SpecError
+from .claims import Claim, _expression
+
+
+@dataclass(frozen=True)
+class Probability(Claim):
+    """P[event(data, output)] is at most ``at_most`` and at least ``at_least`` on every dataset."""
+
+    event: Optional[Callable[..., bool]] = None
+    at_most: Optional[sympy.Expr] = None
+    at_least: Optional[sympy.Expr] = None
+    kind = "probability"
+
+    def describe(self) -> str:
+        name = getattr(self.event, "__name__", "event")
+        bounds = [f">= {self.at_least}"] if self.at_least is not None else []
+        bounds += [f"<= {self.at_most}"] if self.at_most is not None else []
+        return f"P[{name}] {' and '.join(bounds)}"
+
+
+@dataclass(frozen=True)
+class Accuracy(Probability):
+    """A utility guarantee: the probability of the bad event is at most the bound."""
+
+    kind = "accuracy"
+
+
+def _event(event: Any, fn: str) -> Callable[..., bool]:
+    if not callable(event):
+        raise SpecError(f"{fn}: event={event!r} is not callable",
+                        "pass a function (data, output, **params) -> bool")
+    return event
+
+
+def probability(event: Callable[..., bool], *, at_most: Any = None, at_least: Any = None,
+                id: Optional[str] = None, expect: Optional[str] = None) -> Probability:
+    """Claim a bound on P[event(data, output, **params)] on every dataset of the universe."""
+    if at_most is None and at_least is None:
+        raise SpecError("probability: give at_most=, at_least= or both", "e.g. at_least=Rational(1, 2)")
+    return Probability(event=_event(event, "probability"),
+                       at_most=None if at_most is None else _expression(at_most, "at_most", "probability"),
+                       at_least=None if at_least is None else _expression(at_least, "at_least", "probability"),
+                       id=id, expect=expect)
+
+
+def accuracy(bad: Callable[..., bool], bound: Any, *, id: Optional[str] = None,
+             expect: Optional[str] = None) -> Accuracy:
+    """Claim P[bad(data, output, **params)] <= bound on every dataset (a utility theorem)."""
+    return Accuracy(event=_event(bad, "accuracy"), at_most=_expression(bound, "bound", "accuracy"),
+                    id=id, expect=expect)
+
+
+def _points(points: Iterable[Hashable], fn: str) -> tuple:
+    if isinstance(points, (str, bytes)) or not hasattr(points, "__iter__"):
+        raise SpecError(f"{fn}: points={points!r} is not a collection of query points",
+                        "pass the query points as a list, e.g. points=[0, 1, 2, 3]")
+    points = tuple(points)
+    if not points:
+        raise SpecError(f"{fn}: no query points", "give at least one query point")
+    return points
+
+
+@dataclass(frozen=True)
+class Stability(Claim):
+    """|P[predict(M(X), x) = y] - P[predict(M(X'), x) = y]| <= gamma for all neighbours, x and y."""
+
+    gamma: sympy.Expr = sympy.Integer(0)
+    predict: Optional[Callable[..., Any]] = None
+    points: tuple = ()
+    kind = "stability"
+
+    def describe(self) -> str:
+        return f"{self.gamma}-uniformly stable predictions"
+
+
+def stability(gamma: Any, *, predict: Callable[..., Any], points: Iterable[Hashable],
+              id: Optional[str] = None, expect: Optional[str] = None) -> Stability:
+    """Claim that prediction probabilities change additively by at most gamma between neighbours."""
+    if not callable(predict):
+        raise SpecError(f"stability: predict={predict!r} is not callable",
+                        "pass a function (output, x) -> label")
+    return Stability(gamma=_expression(gamma, "gamma", "stability"), predict=predict,
+                     points=_points(points, "stability"), id=id, expect=expect)
+
+
+@dataclass(frozen=True)
+class PrivatePrediction(Claim):
+    """The prediction at every query point, predict(M(X), x), is eps-DP."""
+
+    epsilon: sympy.Expr = sympy.Integer(0)
+    predict: Optional[Callable[..., Any]] = None
+    points: tuple = ()
+    kind = "private_prediction"
+
+    def describe(self) -> str:
+        return f"{self.epsilon}-private prediction"
+
+
+def private_prediction(epsilon: Any, *, predict: Callable[..., Any], points: Iterable[Hashable],
+                       id: Optional[str] = None, expect: Optional[str] = None) -> PrivatePrediction:
+    """Claim that each single prediction predict(M(X), x) is epsilon-DP."""
+    if not callable(predict):
+        raise SpecError(f"private_prediction: predict={predict!r} is not callable",
+                        "pass a function (output, x) -> label; it may draw, e.g. flip the label")
+    return PrivatePrediction(epsilon=_expression(epsilon, "epsilon", "private_prediction"), predict=predict,
+                             points=_points(points, "private_prediction"), id=id, expect=expect)
