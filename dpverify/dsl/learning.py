@@ -127,3 +127,49 @@ def private_prediction(epsilon: Any, *, predict: Callable[..., Any], points: Ite
                         "pass a function (output, x) -> label; it may draw, e.g. flip the label")
     return PrivatePrediction(epsilon=_expression(epsilon, "epsilon", "private_prediction"), predict=predict,
                              points=_points(points, "private_prediction"), id=id, expect=expect)
+
+
+@dataclass(frozen=True)
+class SampleComplexity(Claim):
+    """If n >= bound, then P_{S ~ population^n}[error(M(S)) > alpha] <= beta.
+
+    ``population`` is a finite distribution over records (realizable: records
+    labelled by a target concept; agnostic: any labelled distribution), as
+    (record, exact probability) pairs; ``error(output)`` is the true error of
+    the learner's output under it.
+    """
+
+    population: tuple = ()
+    error: Optional[Callable[..., Any]] = None
+    alpha: sympy.Expr = sympy.Integer(0)
+    beta: sympy.Expr = sympy.Integer(0)
+    bound: sympy.Expr = sympy.Integer(0)
+    kind = "sample_complexity"
+
+    def describe(self) -> str:
+        return f"n >= {self.bound} => P[error > {self.alpha}] <= {self.beta}"
+
+
+def sample_complexity(*, population: Any, error: Callable[..., Any], alpha: Any, beta: Any, bound: Any,
+                      id: Optional[str] = None, expect: Optional[str] = None) -> SampleComplexity:
+    """Claim a PAC guarantee for the spec's learner on a finite population (see SampleComplexity)."""
+    from fractions import Fraction
+    if not hasattr(population, "items") or not population:
+        raise SpecError(f"sample_complexity: population={population!r} is not a mapping record -> probability",
+                        "pass e.g. {(0, 0): Fraction(1, 3), (1, 1): Fraction(2, 3)}")
+    pairs = []
+    for record, p in population.items():
+        if isinstance(p, float) or not isinstance(p, (int, Fraction, sympy.Rational)):
+            raise SpecError(f"sample_complexity: the probability of {record!r} is {p!r}, not an exact rational",
+                            "use Fraction or sympy.Rational probabilities")
+        pairs.append((record, Fraction(int(sympy.Rational(p).p), int(sympy.Rational(p).q))))
+    if sum(p for _, p in pairs) != 1 or any(p < 0 for _, p in pairs):
+        raise SpecError("sample_complexity: the population's probabilities do not sum to 1",
+                        "give probabilities in [0, 1] that sum to exactly 1")
+    if not callable(error):
+        raise SpecError(f"sample_complexity: error={error!r} is not callable",
+                        "pass a function output -> true error under the population")
+    return SampleComplexity(population=tuple(pairs), error=error,
+                            alpha=_expression(alpha, "alpha", "sample_complexity"),
+                            beta=_expression(beta, "beta", "sample_complexity"),
+                            bound=_expression(bound, "bound", "sample_complexity"), id=id, expect=expect)

@@ -106,6 +106,7 @@ class IntervalBackend(Backend):
         self.ctx = MPIntervalContext()
         self.ctx.dps = dps
         self._zero = self.ctx.mpf(0)
+        self._exps: dict = {}
 
     def num(self, value: Any) -> Any:
         ctx = self.ctx
@@ -133,7 +134,12 @@ class IntervalBackend(Backend):
                         "use ints, Fractions, sympy numbers or the dp.exp/dp.log helpers")
 
     def exp(self, value: Any) -> Any:
-        return self.ctx.exp(self.num(value))
+        value = self.num(value)
+        key = value._mpi_
+        found = self._exps.get(key)
+        if found is None:  # the same exponents recur across datasets: compute each once
+            found = self._exps[key] = self.ctx.exp(value)
+        return found
 
     def log(self, value: Any) -> Any:
         return self.ctx.log(self.num(value))
