@@ -29,7 +29,8 @@ def check(spec: "Spec", precision: int = 50, proofs: bool = True) -> list:  # no
     """
     from .checks import Options, Workspace, check_point
     ws = Workspace(Options(precision=precision, proofs=proofs))
-    return [check_point(spec, claim, point, ws) for claim in spec.claims for point in spec.points]
+    return [check_point(spec, claim, point, ws) for claim in spec.claims
+            for point in (spec.points if claim.per_point else [()])]
 
 
 __all__ = [*_dsl_all, "DpverifyError", "EnumerationTooLarge", "SpecError", "__version__", "check"]

@@ -111,7 +111,11 @@ class ClaimItem(pytest.Item):
                  result.message]
         if expected:
             lines.insert(0, f"expected {expected}, got {result.status.value}")
-        if result.witness is not None:
+        if result.witness is not None and isinstance(result.witness.x, dict):  # a formula's counterexample
+            w = result.witness
+            lines += ["  at " + ", ".join(f"{k} = {v}" for k, v in w.x.items()), f"  lhs = {w.p}",
+                      f"  rhs = {w.p_prime}"]
+        elif result.witness is not None:
             w = result.witness
             lines += [f"  X   = {w.x!r}", f"  X'  = {w.x_prime!r}", f"  output = {w.output!r}",
                       f"  P(output|X)  = {w.p}", f"  P(output|X') = {w.p_prime}"]

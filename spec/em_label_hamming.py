@@ -23,9 +23,15 @@ Claims checked here (n = 3, features in {0, 1}, labels in {-1, +1}):
   is eps/2;
 * the two-step sampler has exactly the direct mechanism's output law;
 * the two-step sampler driven by the log recursion has exactly the law of the
-  one driven by the closed form C(n, i) e^(eps i/2)/(1 + e^(eps/2))^n (the
-  recursion matches the closed form, here for n = 3 and every level i and
-  grid eps; the catalogue's "for all n" is beyond a finite check).
+  one driven by the closed form C(n, i) e^(eps i/2)/(1 + e^(eps/2))^n (here
+  for n = 3, every level i and grid eps);
+* the recursion matches the closed form for *all* n, i and eps > 0 (spec
+  ``level_recursion``, formula claims proved symbolically): with
+  P_i = C(n, i) e^(eps i/2)/(1 + e^(eps/2))^n, the base case
+  log P_0 = -n log(1 + e^(eps/2)) and, for integers 1 <= i <= n, the step
+  log P_i - log P_(i-1) = log(n - i + 1) - log i + eps/2 (because
+  C(n, i)/C(n, i - 1) = (n - i + 1)/i).  By induction on i the recursion then
+  computes log P_i exactly, for every n.
 
 The table of P(q >= n/2) is a figure, not a claim; dpverify has no claim kind
 that reports such figures yet.
@@ -33,6 +39,7 @@ that reports such figures yet.
 import itertools
 import math
 
+import sympy
 from sympy import Rational
 
 import dpverify as dp
@@ -105,4 +112,24 @@ recursion_spec = dp.spec(
     universe=UNIVERSE,
     grid=GRID,
     claims=[dp.same_distribution(two_step_closed_form, id="recursion_is_closed_form")],
+)
+
+
+n_ = dp.symbol("n", integer=True, positive=True)
+i_ = dp.symbol("i", integer=True, positive=True)
+
+
+def level_probability(i):
+    """P(q = i) = C(n, i) e^(eps i/2) / (1 + e^(eps/2))^n in closed form, symbolic in n and eps."""
+    return sympy.binomial(n_, i) * sympy.exp(eps * i / 2) / (1 + sympy.exp(eps / 2)) ** n_
+
+
+level_recursion = dp.spec(
+    name="level_recursion",
+    doc="The log recursion for the level law equals the closed form for all n, i and eps > 0.",
+    claims=[
+        dp.identity(sympy.log(level_probability(0)), -n_ * sympy.log(1 + sympy.exp(eps / 2)), id="base_case"),
+        dp.identity(sympy.log(level_probability(i_)) - sympy.log(level_probability(i_ - 1)),
+                    sympy.log(n_ - i_ + 1) - sympy.log(i_) + eps / 2, where=[i_ <= n_], id="recursion_step"),
+    ],
 )

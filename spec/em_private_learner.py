@@ -11,26 +11,30 @@ exponential mechanism and private PAC learning.
 
 Claims checked here: eps-DP under replace-one neighbours, for every dataset
 size n = 1, ..., 4 (multisets, since the learner ignores the order of its
-examples; the sensitivity 1/n is computed from each dataset's own size).  The sensitivity 1/n of
-the empirical error is what makes the claim hold: replacing one example
-changes each hypothesis' error count by at most 1, i.e. its empirical error by
-at most 1/n (the mutants in tests/test_mutants.py that under-state it are
-refuted).  The catalogue's utility bound (sample complexity
+examples), and the sensitivity of the empirical error, Delta(n) = 1/n for
+every n >= 1 (derived, not assumed): the error is a mean of the record term
+[h(x) != y], which takes the values 0 and 1 over the labelled records, and
+replacing one example moves a mean of n terms by at most (1 - 0)/n.  The
+learner omits ``sensitivity=`` and uses exactly this derived value,
+Delta(len(data)), at run time; the mutants in tests/test_mutants.py that
+under-state it (1/(2n)) or score the error count with Delta = 1/n are refuted,
+and so are the sensitivity mutants in tests/test_sensitivity.py.  The
+catalogue's utility bound (sample complexity
 n >= max{4 ln(2|H|/beta)/(eps alpha), 2 ln(2|H|/beta)/alpha^2}) is not a
 claim kind dpverify offers yet, so it is not stated in this file.
 """
-from fractions import Fraction
-
 from sympy import Rational
 
 import dpverify as dp
 
 eps = dp.symbol("eps", positive=True)
+n = dp.symbol("n", integer=True, positive=True)
 GRID = {eps: [Rational(1, 2), 1, 2]}
 
 POINTS = (0, 1, 2, 3)
 THRESHOLDS = (0, 1, 2, 3, 4)
 SIZES = range(1, 5)
+RECORDS = dp.labelled(xs=POINTS, labels=[0, 1])
 
 
 def predict(t, x):
@@ -38,21 +42,22 @@ def predict(t, x):
     return 1 if x >= t else 0
 
 
-def empirical_error(data, t):
-    """The fraction of examples (x, y) in the data that h_t labels wrongly (a Fraction)."""
-    return Fraction(sum(1 for x, y in data if predict(t, x) != y), len(data))
+empirical_error = dp.mean(lambda rec, t: int(predict(t, rec[0]) != rec[1]), domain=RECORDS)
+"""err(X, h_t) = (1/n) #{i : h_t(x_i) != y_i}; ``empirical_error(data, t)`` is a Fraction."""
+
+score = -empirical_error
+"""u(X, h_t) = -err(X, h_t), the learner's score."""
 
 
 def threshold_learner(data, eps):
-    """Exponential mechanism over thresholds, score -empirical error, sensitivity 1/n."""
-    return dp.exponential(THRESHOLDS, lambda t: -empirical_error(data, t), eps,
-                          sensitivity=Fraction(1, len(data)))
+    """Exponential mechanism over thresholds, score -empirical error, sensitivity derived (1/n)."""
+    return dp.exponential(THRESHOLDS, score.on(data), eps, neighbours=dp.REPLACE_ONE)
 
 
 learner = dp.spec(
     threshold_learner,
-    universe=dp.universe(dp.labelled(xs=POINTS, labels=[0, 1]), n=SIZES, neighbours=dp.REPLACE_ONE,
-                         symmetric=True),
+    universe=dp.universe(RECORDS, n=SIZES, neighbours=dp.REPLACE_ONE, symmetric=True),
     grid=GRID,
-    claims=[dp.private(eps)],
+    claims=[dp.private(eps),
+            dp.sensitivity(empirical_error, 1 / n, candidates=THRESHOLDS, id="error_sensitivity")],
 )

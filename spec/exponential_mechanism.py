@@ -16,60 +16,64 @@ Two scores over a small record domain {0, 1, 2, 3, 4}:
   raises the second by 1, so the difference moves by 2 (and never more):
   Delta = 2.  (The single-sided score -|#{x_i <= y} - n/2| has Delta = 1.)
 
-Claims checked here: eps-DP of each mechanism under replace-one neighbours.
+Both scores are written per record (``dp.count``), so their sensitivities are
+derived rather than assumed: for the count, the indicator [x = y] ranges over
+{0, 1}, so Delta(n) = 1 for every n >= 1; for the balance score,
+|#below - #above| is the absolute value of a count-like sum whose record term
+takes the values +1, 0, -1, and the derivation (the sum of the other n - 1
+records at its extremes) gives Delta(1) = 1 and Delta(n) = 2 for every n >= 2.
+Both mechanisms omit ``sensitivity=`` and use the derived value.
+
+Claims checked here: eps-DP of each mechanism under replace-one neighbours,
+and the derived sensitivity of each score (claimed as 1, and as 2 for n >= 2).
 Universe: multisets of n = 4 records from the domain (the mechanisms ignore
-record order).  The sensitivities above are exercised through the privacy
-claim: the mutant in tests/test_mutants.py that states Delta = 1 for the
-median score is refuted at every grid point of this universe (on smaller ones,
-e.g. n = 2, the under-stated sensitivity happens to go unnoticed).
+record order).  The mutant in tests/test_mutants.py that states Delta = 1 for
+the median score is refuted at every grid point of this universe (on smaller
+ones, e.g. n = 2, the under-stated sensitivity happens to go unnoticed by the
+privacy check; the sensitivity claim catches it at every n >= 2).
 The accuracy statements of the catalogue (P[u <= OPT - (2 Delta/eps)(ln(|Y|/|Y*|)
 + t)] <= e^-t and the weaker |Y| exp(-eps t / (2 Delta)) form) are not claim
-kinds dpverify offers yet (only ``private`` and ``same_distribution`` exist),
-so they are not stated in this file.
+kinds dpverify offers yet, so they are not stated in this file.
 """
 from sympy import Rational
 
 import dpverify as dp
 
 eps = dp.symbol("eps", positive=True)
+n = dp.symbol("n", integer=True, positive=True)
 GRID = {eps: [Rational(1, 2), 1, 2]}
 
 DOMAIN = (0, 1, 2, 3, 4)
 """Record domain and, for both scores, the candidate set Y."""
 
+count = dp.count(lambda x, y: x == y, domain=DOMAIN)
+"""u(X, y) = #{i : x_i = y}; ``count(data, y)`` is an int (sensitivity 1 under replace-one)."""
 
-def count(data, y):
-    """How many records equal y (sensitivity 1 under replace-one)."""
-    return sum(1 for x in data if x == y)
-
-
-def balance(data, y):
-    """-|#records below y - #records above y| (sensitivity 2 under replace-one)."""
-    below = sum(1 for x in data if x < y)
-    above = sum(1 for x in data if x > y)
-    return -abs(below - above)
+balance = -abs(dp.count(lambda x, y: x < y, domain=DOMAIN) - dp.count(lambda x, y: x > y, domain=DOMAIN))
+"""u(X, y) = -|#records below y - #records above y| (sensitivity 2 under replace-one, n >= 2)."""
 
 
 def most_frequent(data, eps):
-    """Exponential mechanism over the domain with score = count of y in the data, Delta = 1."""
-    return dp.exponential(DOMAIN, lambda y: count(data, y), eps, sensitivity=1)
+    """Exponential mechanism over the domain with score = count of y in the data, Delta derived (1)."""
+    return dp.exponential(DOMAIN, count.on(data), eps, neighbours=dp.REPLACE_ONE)
 
 
 def median(data, eps):
-    """Exponential mechanism over the domain with the balance score, Delta = 2."""
-    return dp.exponential(DOMAIN, lambda y: balance(data, y), eps, sensitivity=2)
+    """Exponential mechanism over the domain with the balance score, Delta derived (2)."""
+    return dp.exponential(DOMAIN, balance.on(data), eps, neighbours=dp.REPLACE_ONE)
 
 
 most_frequent_spec = dp.spec(
     most_frequent,
     universe=dp.universe(DOMAIN, n=4, neighbours=dp.REPLACE_ONE, symmetric=True),
     grid=GRID,
-    claims=[dp.private(eps)],
+    claims=[dp.private(eps), dp.sensitivity(count, 1, n=n, candidates=DOMAIN, id="count_sensitivity")],
 )
 
 median_spec = dp.spec(
     median,
     universe=dp.universe(DOMAIN, n=4, neighbours=dp.REPLACE_ONE, symmetric=True),
     grid=GRID,
-    claims=[dp.private(eps)],
+    claims=[dp.private(eps),
+            dp.sensitivity(balance, 2, n=n, n_min=2, candidates=DOMAIN, id="balance_sensitivity")],
 )

@@ -16,12 +16,19 @@ Claims checked here, under replace-one neighbours:
 
 The unclamped outputs are returned as they are: the engine lumps each infinite
 tail beyond the centres seen into one output carrying its exact mass, so every
-integer output is covered.  The catalogue's statements about the pmf itself
-(it sums to 1; P(k + j)/P(k) <= a^|j|) are facts about numbers, not about a
-mechanism on datasets; dpverify has no claim kind for them yet (the first is
-implied by every law the engine builds summing to 1, which it checks).
+integer output is covered.
+
+The statements about the pmf itself are formula claims (spec ``geometric_pmf``),
+proved for every a > 1 and all integers k, j:
+
+* it sums to 1: sum_{k in Z} ((a - 1)/(a + 1)) a^-|k| = 1, since splitting the
+  sum at 0 gives ((a - 1)/(a + 1)) (1 + 2 sum_{k>=1} a^-k)
+  = ((a - 1)/(a + 1)) (1 + 2/(a - 1)) = 1 (a geometric series, a > 1);
+* the shift bound P(k + j)/P(k) = a^(|k| - |k + j|) <= a^|j|, by the triangle
+  inequality |k| <= |k + j| + |j| and a > 1 -- the fact behind eps-DP with
+  e^eps = a^Delta.
 """
-from sympy import Rational
+from sympy import Abs, Rational, Sum, oo
 
 import dpverify as dp
 
@@ -77,4 +84,24 @@ sum_clamped = dp.spec(
     universe=dp.universe([0, 1, 2], n=N, neighbours=dp.REPLACE_ONE, symmetric=True),
     grid=GRID,
     claims=[dp.private(eps)],
+)
+
+
+a = dp.symbol("a", positive=True)
+k = dp.symbol("k", integer=True)
+j = dp.symbol("j", integer=True)
+
+
+def pmf(value):
+    """P(Z = value) = ((a - 1)/(a + 1)) a^-|value| of two-sided geometric noise with parameter a."""
+    return (a - 1) / (a + 1) * a ** -Abs(value)
+
+
+geometric_pmf = dp.spec(
+    name="geometric_pmf",
+    doc="The two-sided geometric pmf sums to 1 and satisfies the shift bound, for every a > 1.",
+    claims=[
+        dp.identity(Sum(pmf(k), (k, -oo, oo)), 1, where=[a > 1], id="sums_to_one"),
+        dp.inequality(pmf(k + j) / pmf(k), a ** Abs(j), where=[a > 1], id="shift_bound"),
+    ],
 )

@@ -14,9 +14,14 @@ from ..dsl.claims import Claim
 from ..dsl.params import Point, point_label
 from ..dsl.spec import Spec
 from ..errors import SpecError
+from .formulas import FormulaCheck
+from .prediction import PrivatePredictionCheck, StabilityCheck
 from .privacy import PrivacyCheck
+from .probability import ProbabilityCheck
+from .sample_complexity import SampleComplexityCheck
 from .result import ClaimResult, PointResult, Status
 from .same_distribution import SameDistributionCheck
+from .sensitivity import SensitivityCheck
 from .workspace import Options, Workspace
 
 
@@ -28,7 +33,11 @@ class Check(Protocol):
     def run(self, spec: Spec, claim: Claim, point: Point, ws: Workspace) -> PointResult: ...
 
 
-CHECKS: tuple[Check, ...] = (PrivacyCheck(), SameDistributionCheck())
+CHECKS: tuple[Check, ...] = (PrivacyCheck(), SameDistributionCheck(),
+                             FormulaCheck(),
+                             SensitivityCheck(),
+                             ProbabilityCheck(), StabilityCheck(), PrivatePredictionCheck(),
+                             SampleComplexityCheck())
 
 
 def check_point(spec: Spec, claim: Claim, point: Point, ws: Workspace) -> PointResult:

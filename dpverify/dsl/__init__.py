@@ -1,8 +1,13 @@
 """What spec authors import: universes, parameters, primitives, claims and ``spec``."""
 from .claims import Private, SameDistribution, private, same_distribution
+from .claims import Identity, Inequality, identity, inequality
+from .claims import Sensitivity, sensitivity
+from .learning import (Accuracy, Probability, PrivatePrediction, SampleComplexity, Stability, accuracy,
+                       private_prediction, probability, sample_complexity, stability)
 from .params import symbol
 from .primitives import (REJECTED, bernoulli, categorical, exp, exponential, geometric, log,
                          randomized_response, repeat_until_accepted, sqrt, subset, uniform)
+from .queries import count, interval, max_of, mean, min_of, query, total
 from .spec import Spec, spec
 from .universe import ADD_REMOVE, LABEL_ONLY, REPLACE_ONE, Neighbours, Universe, labelled, universe
 
@@ -11,4 +16,8 @@ __all__ = [
     "Spec", "Universe", "bernoulli", "categorical", "exp", "exponential", "geometric", "labelled", "log",
     "private", "randomized_response", "repeat_until_accepted", "same_distribution", "spec", "sqrt",
     "subset", "symbol", "uniform", "universe",
+    "Identity", "Inequality", "identity", "inequality",
+    "Sensitivity", "count", "interval", "max_of", "mean", "min_of", "query", "sensitivity", "total",
+    "Accuracy", "Probability", "PrivatePrediction", "Stability", "accuracy", "private_prediction",
+    "probability", "stability", "SampleComplexity", "sample_complexity",
 ]

@@ -108,3 +108,210 @@ def same_distribution(other: Callable[..., Any], *, id: Optional[str] = None,
         raise SpecError(f"same_distribution: other={other!r} is not callable",
                         "pass the other mechanism function, with the same arguments as the spec's")
     return SameDistribution(other=other, id=id, expect=expect)
+
+
+_RELATIONS = (sympy.core.relational.Relational, sympy.And, sympy.Or, sympy.Not)
+
+
+def _side(value: Any, what: str, fn: str) -> sympy.Expr:
+    """One side of a formula claim: a finite real sympy expression (symbols allowed)."""
+    condition = isinstance(value, sympy.logic.boolalg.Boolean) and not isinstance(value, sympy.Expr)
+    if condition or isinstance(value, bool):  # (a sympy Symbol is both a Boolean and an Expr)
+        raise SpecError(f"{fn}: {what}={value!r} is a condition, not an expression",
+                        f"pass the two sides separately, e.g. dp.{fn}(f(x), 0, where=[x > 0])")
+    expr = _expression(value, what, fn)
+    if not isinstance(expr, sympy.Expr):
+        raise SpecError(f"{fn}: {what}={value!r} is not a real expression (it is a {type(expr).__name__})",
+                        f"write {what} as a sympy expression in real symbols")
+    return expr
+
+
+def _conditions(where: Any, fn: str) -> tuple[sympy.Basic, ...]:
+    """The ``where`` conditions: sympy relations (or And/Or/Not of them); always-true ones dropped."""
+    if isinstance(where, (sympy.Basic, bool)):
+        where = [where]
+    try:
+        items = list(where)
+    except TypeError:
+        raise SpecError(f"{fn}: where={where!r} is not a list of conditions",
+                        "pass a list of sympy relations, e.g. where=[b > 1, x >= -r, x <= r]") from None
+    out = []
+    for cond in items:
+        if cond is True or cond is sympy.true:
+            continue  # already implied by the symbols' assumptions (e.g. r > 0 for a positive r)
+        if cond is False or cond is sympy.false:
+            raise SpecError(f"{fn}: a condition in where={items!r} is always false",
+                            "check the condition: with the symbols' assumptions nothing satisfies it")
+        if not isinstance(cond, _RELATIONS):
+            raise SpecError(f"{fn}: where contains {cond!r}, which is not a relation",
+                            "write conditions as sympy relations such as x >= -r (not strings or numbers)")
+        out.append(cond)
+    return tuple(out)
+
+
+def _real_symbols(fn: str, *parts: sympy.Basic) -> None:
+    for part in parts:
+        for sym in sorted(part.free_symbols, key=lambda s: s.name):
+            if sym.is_real is not True:
+                raise SpecError(f"{fn}: the symbol {sym} is not declared real",
+                                f"create it with dp.symbol({sym.name!r}) (real is implied), adding "
+                                "positive=True or integer=True as it is meant")
+
+
+@dataclass(frozen=True)
+class Identity(Claim):
+    """lhs = rhs for every value of the symbols allowed by their assumptions and ``where``.
+
+    The claim quantifies over its own symbols (it is not evaluated at grid
+    points): ``dp.identity(f(x) + f(-x), 2*r, where=[x >= -r, x <= r])``
+    states: for all real x, r, b with the symbols' assumptions and the
+    conditions, f(x) + f(-x) = 2r.  Points where a side is undefined (a zero
+    denominator, the log of a non-positive number) are outside its domain.
+    """
+
+    lhs: sympy.Expr = sympy.Integer(0)
+    rhs: sympy.Expr = sympy.Integer(0)
+    where: tuple[sympy.Basic, ...] = ()
+    kind = "identity"
+    needs_mechanism = False
+    per_point = False
+
+    def describe(self) -> str:
+        return _short(f"{self.lhs} = {self.rhs}")
+
+
+@dataclass(frozen=True)
+class Inequality(Claim):
+    """lhs <= rhs (lhs < rhs if ``strict``) for every value the assumptions and ``where`` allow."""
+
+    lhs: sympy.Expr = sympy.Integer(0)
+    rhs: sympy.Expr = sympy.Integer(0)
+    where: tuple[sympy.Basic, ...] = ()
+    strict: bool = False
+    kind = "inequality"
+    needs_mechanism = False
+    per_point = False
+
+    def describe(self) -> str:
+        return _short(f"{self.lhs} {'<' if self.strict else '<='} {self.rhs}")
+
+
+def _short(text: str, width: int = 100) -> str:
+    return text if len(text) <= width else text[:width - 3] + "..."
+
+
+def identity(lhs: Any, rhs: Any, *, where: Any = (), id: Optional[str] = None,
+             expect: Optional[str] = None) -> Identity:
+    """Claim lhs = rhs for all values of the symbols (their assumptions and ``where``).
+
+    >>> import dpverify as dp
+    >>> x = dp.symbol("x")
+    >>> dp.identity((x + 1)**2, x**2 + 2*x + 1).kind
+    'identity'
+    """
+    left, right = _side(lhs, "lhs", "identity"), _side(rhs, "rhs", "identity")
+    conds = _conditions(where, "identity")
+    _real_symbols("identity", left, right, *conds)
+    return Identity(lhs=left, rhs=right, where=conds, id=id, expect=expect)
+
+
+def inequality(lhs: Any, rhs: Any, *, where: Any = (), strict: bool = False, id: Optional[str] = None,
+               expect: Optional[str] = None) -> Inequality:
+    """Claim lhs <= rhs (lhs < rhs with ``strict=True``) for all values of the symbols.
+
+    >>> import dpverify as dp
+    >>> x = dp.symbol("x")
+    >>> dp.inequality(2*x, x**2 + 1).describe()
+    '2*x <= x**2 + 1'
+    """
+    if not isinstance(strict, bool):
+        raise SpecError(f"inequality: strict={strict!r} is not a bool", "use strict=True for <, or leave it out")
+    left, right = _side(lhs, "lhs", "inequality"), _side(rhs, "rhs", "inequality")
+    conds = _conditions(where, "inequality")
+    _real_symbols("inequality", left, right, *conds)
+    return Inequality(lhs=left, rhs=right, where=conds, strict=strict, id=id, expect=expect)
+
+
+# ----- sensitivity ------------------------------------------------------------------------
+
+from .queries import Query as _Query  # noqa: E402  (kept with the claim that uses it)
+from .universe import Neighbours as _Neighbours  # noqa: E402
+
+
+@dataclass(frozen=True)
+class Sensitivity(Claim):
+    """The global sensitivity of ``query`` is ``equals``, a function of the dataset size n.
+
+    Delta(n) = max |q(X) - q(X')| over neighbouring datasets X, X' of size n
+    (under add/remove: X of size n, X' = X minus one record).  For a score
+    u(X, y) the maximum is also over the ``candidates`` y.  The claim
+    quantifies over every integer n >= ``n_min`` (not over the grid), and is
+    about the query, not the mechanism: it uses the spec's universe (if any)
+    only for the record domain and the relation it does not state itself.
+    """
+
+    query: Any = None
+    equals: sympy.Expr = sympy.Integer(0)
+    n: Optional[sympy.Symbol] = None
+    neighbours: Any = None
+    n_min: Optional[int] = None
+    candidates: Optional[tuple] = None
+    kind = "sensitivity"
+    needs_mechanism = False
+    per_point = False
+
+    def describe(self) -> str:
+        return f"sensitivity of {self.query.describe()} = {self.equals}"
+
+
+def sensitivity(query: Any, equals: Any, *, neighbours: Any = None, n: Optional[sympy.Symbol] = None,
+                n_min: Optional[int] = None, candidates: Any = None, id: Optional[str] = None,
+                expect: Optional[str] = None) -> Sensitivity:
+    """Claim that ``query`` (built with dp.count/total/mean/max_of/min_of or dp.query) has global
+    sensitivity ``equals`` for every dataset size n >= ``n_min``.
+
+    ``equals`` is an expression in the size symbol ``n`` (found in ``equals`` when
+    it has one symbol); ``neighbours`` defaults to the spec universe's relation;
+    ``candidates`` is required for a score u(X, y).
+
+    >>> import dpverify as dp
+    >>> m = dp.symbol("m", integer=True, positive=True)
+    >>> dp.sensitivity(dp.mean(lambda v: v, domain=dp.interval(0, 1)), 1 / m).n
+    m
+    """
+    fn = "sensitivity"
+    if not isinstance(query, _Query):
+        raise SpecError(f"{fn}: query={query!r} is not a query",
+                        "build it with dp.count, dp.total, dp.mean, dp.max_of, dp.min_of, or wrap a "
+                        "function of the dataset with dp.query(fn)")
+    expr = _expression(equals, "equals", fn)
+    if expr.is_number and expr.is_negative:
+        raise SpecError(f"{fn}: equals={equals!r} is negative", "a sensitivity is a maximum of |q(X) - q(X')| >= 0")
+    if n is not None and not isinstance(n, sympy.Symbol):
+        raise SpecError(f"{fn}: n={n!r} is not a sympy Symbol",
+                        "pass the size symbol used in equals, e.g. n=dp.symbol('n', integer=True, positive=True)")
+    free = expr.free_symbols
+    if n is None:
+        if len(free) > 1:
+            raise SpecError(f"{fn}: equals={expr} has several symbols", "say which one is the dataset size with n=")
+        n = next(iter(free)) if free else sympy.Symbol("n", integer=True, positive=True)
+    if free - {n}:
+        others = ", ".join(sorted(s.name for s in free - {n}))
+        raise SpecError(f"{fn}: equals={expr} uses {others}, but a sensitivity is a function of n={n} only",
+                        "write the claimed sensitivity in the dataset size alone, e.g. 1/n")
+    if neighbours is not None and not (isinstance(neighbours, _Neighbours) or callable(neighbours)):
+        raise SpecError(f"{fn}: neighbours={neighbours!r} is not a neighbour relation",
+                        "use dp.REPLACE_ONE, dp.ADD_REMOVE or dp.LABEL_ONLY, or leave it out to use the universe's")
+    if n_min is not None and (isinstance(n_min, bool) or not isinstance(n_min, int) or n_min < 1):
+        raise SpecError(f"{fn}: n_min={n_min!r} must be an int >= 1", "e.g. n_min=2")
+    if query.is_score:
+        if candidates is None or isinstance(candidates, (str, bytes)) or not hasattr(candidates, "__iter__"):
+            raise SpecError(f"{fn}: the query is a score u(X, y), so the claim needs candidates=",
+                            "pass the candidate set the mechanism chooses from, e.g. candidates=THRESHOLDS")
+        candidates = tuple(candidates)
+        if not candidates:
+            raise SpecError(f"{fn}: candidates is empty", "give at least one candidate")
+    elif candidates is not None:
+        raise SpecError(f"{fn}: candidates= is only for scores u(X, y)", "leave it out for a query q(X)")
+    return Sensitivity(query=query, equals=expr, n=n, neighbours=neighbours, n_min=n_min,
+                       candidates=candidates, id=id, expect=expect)

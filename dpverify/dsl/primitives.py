@@ -23,6 +23,8 @@ from ..engine.enumerate import active, draw
 from ..engine.primitives import (REJECTED, Categorical, Exponential, Geometric, RandomizedResponse,
                                  RejectionLoop, Subset)
 from ..errors import SpecError
+from .queries import BoundScore, Query
+from .universe import Neighbours
 
 T = TypeVar("T")
 
@@ -62,20 +64,54 @@ def sqrt(x: Any) -> Any:
 
 
 def exponential(candidates: Iterable[T], score: Callable[[T], Any], eps: Any, *,
-                sensitivity: Any) -> T:
+                sensitivity: Any = None, neighbours: Optional[Neighbours] = None) -> T:
     """The exponential mechanism: y with probability proportional to exp(eps*u(y)/(2*sensitivity)).
 
     ``score`` maps a candidate to a real number (int, Fraction, sympy
     Rational); ``sensitivity`` is the score's global sensitivity Delta as the
     spec states it.  (McSherry and Talwar 2007.)
+
+    With ``sensitivity`` omitted, the score must be a query object bound to
+    the dataset (``score.on(data)``, the score built with ``dp.mean`` etc. and
+    a ``domain=``), and ``neighbours`` names the relation: Delta is then
+    derived (:func:`dpverify.engine.sensitivity.runtime_sensitivity`) as
+    max over the candidates of the score's sensitivity -- Delta(len(data)) under
+    replace-one and label-only, sup over n of Delta(n) under add/remove.
     """
     def make() -> Exponential:
         choices = _finite_choices(candidates, "candidates", "exponential")
         if not callable(score):
             raise SpecError(f"exponential: score={score!r} is not callable",
                             "pass a function candidate -> number, e.g. lambda y: -errors(y)")
-        return Exponential(choices, score, eps, sensitivity)
+        if sensitivity is not None:
+            return Exponential(choices, score, eps, sensitivity)
+        value, note = _derived_sensitivity(score, choices, neighbours)
+        return Exponential(choices, score, eps, value, derived=note)
     return draw("exponential", make)
+
+
+def _derived_sensitivity(score: Any, choices: tuple, neighbours: Any) -> tuple[Any, str]:
+    from ..engine.sensitivity import NotDerivable, runtime_sensitivity
+    if isinstance(score, Query):
+        raise SpecError("exponential: score is a score not yet bound to the dataset",
+                        "pass score.on(data), the score u(data, .) as a function of the candidate")
+    if not isinstance(score, BoundScore):
+        raise SpecError(f"exponential: sensitivity omitted, but score={getattr(score, '__name__', score)!r} "
+                        "is a plain function, whose sensitivity cannot be derived",
+                        "pass sensitivity=... (the score's global sensitivity), or build the score with "
+                        "dp.count/dp.total/dp.mean/dp.max_of/dp.min_of(..., domain=RECORDS) and pass "
+                        "score.on(data)")
+    if not isinstance(neighbours, Neighbours):
+        raise SpecError(f"exponential: sensitivity omitted and neighbours={neighbours!r}: the derived "
+                        "sensitivity depends on the neighbour relation",
+                        "pass neighbours=dp.REPLACE_ONE (or the relation of the spec's universe), or "
+                        "pass sensitivity=...")
+    try:
+        return runtime_sensitivity(score.query, choices, neighbours, len(score.data))
+    except NotDerivable as err:
+        raise SpecError(f"exponential: cannot derive the score's sensitivity: {err}",
+                        "pass sensitivity=... explicitly, or declare the score's domain= and build it "
+                        "from counts, totals, means or max/min") from None
 
 
 def randomized_response(value: T, eps: Any, values: Iterable[T] = (0, 1)) -> T:

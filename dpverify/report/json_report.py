@@ -8,6 +8,11 @@ Schema (decimal strings carry 40 significant digits)::
                  "points": [{"params", "status", "message", "claimed_epsilon", "claimed_delta",
                              "achieved_epsilon", "achieved_delta", "witness", "seconds"}]}]}],
      "summary": {"proved", "verified", "refuted", "unknown", "error"}}
+
+For a formula claim (identity, inequality) ``params`` is ``{}`` and a witness is
+the counterexample: ``x`` maps each symbol to its exact value (a string such as
+"2" or "1/3"), ``x_prime`` and ``output`` are null, ``p`` and ``p_prime`` are
+the values of the left and right sides.
 """
 from __future__ import annotations
 
@@ -21,11 +26,13 @@ from ..runner import Report
 
 
 def jsonable(value: Any) -> Any:
-    """Datasets and outputs as JSON: tuples become lists, other values their repr."""
+    """Datasets and outputs as JSON: tuples become lists, dicts objects, other values their repr."""
     if value is None or isinstance(value, (bool, int, str)):
         return value
     if isinstance(value, (tuple, list)):
         return [jsonable(v) for v in value]
+    if isinstance(value, dict):  # a formula claim's counterexample: {symbol: exact value}
+        return {str(k): jsonable(v) for k, v in value.items()}
     if isinstance(value, (set, frozenset)):
         return sorted((jsonable(v) for v in value), key=repr)
     if isinstance(value, Fraction):

@@ -1,0 +1,216 @@
+"""Sensitivity by measurement, for the sensitivity check: enumeration, z3, witnesses, notes.
+
+Used where no derivation applies (a ``dp.query(fn)``, a sum of a max and a
+mean...) and, for derived queries, to cross-check the derivation against the
+universe and to confirm a refuting pair independently of how it was found:
+the two datasets are re-checked to be neighbours and the query is evaluated
+afresh on both, in exact arithmetic.
+"""
+from __future__ import annotations
+
+from collections import Counter
+from typing import TYPE_CHECKING, Any, Optional, Union
+
+import sympy
+
+from ..dsl.queries import Abs, Extreme, Linear, Opaque, Query
+from ..dsl.spec import Spec
+from ..dsl.universe import Neighbours, Universe
+from ..engine.backend import IntervalBackend, exact_sign
+from ..engine.enumerate import Runner, Session
+from ..engine.eventually import value_at
+from ..engine.primitives import derived_notes
+from ..engine.sensitivity import N
+from ..engine.sensitivity_search import Found, NotEncodable, enumerate_max, z3_search
+from ..errors import DpverifyError
+from .result import PointResult, Status, Witness
+from .workspace import params
+
+if TYPE_CHECKING:
+    from .sensitivity import Context
+
+Z3_MAX_N = 8
+"""z3 attacks a claim at every size up to this one that the universe does not enumerate."""
+DEFAULT_SIZES = 3
+"""Sizes enumerated (from n_min) when the spec has no universe."""
+
+
+def _opaque(query: Query) -> bool:
+    return isinstance(query, Opaque) or any(_opaque(c) for c in query.children())
+
+
+def enumerated(ctx: "Context", n0: int) -> Optional[dict[int, Found]]:
+    """Exact max |q(X) - q(X')| at each size n >= n0 of the universe (None: nothing enumerable)."""
+    if ctx.records is None:
+        return None
+    universe = ctx.universe
+    sizes = [k for k in universe.sizes if k >= n0] if universe is not None else \
+        list(range(n0, n0 + DEFAULT_SIZES))
+    symmetric = not _opaque(ctx.query) or bool(universe is not None and universe.symmetric)
+    found: dict[int, Found] = {}
+    if not isinstance(ctx.relation, Neighbours):
+        if universe is None:
+            return None
+        whole = Universe(ctx.records, universe.sizes, ctx.relation, universe.symmetric)
+        return {k: f for k, f in _enumerate(ctx, whole).items() if k >= n0}
+    for k in sizes:
+        pair_sizes = (k - 1, k) if ctx.relation is Neighbours.ADD_REMOVE else (k,)
+        part = _enumerate(ctx, Universe(ctx.records, pair_sizes, ctx.relation, symmetric))
+        if k in part:
+            found[k] = part[k]
+    return found
+
+
+def _enumerate(ctx: "Context", universe: Universe) -> dict[int, Found]:
+    try:
+        return enumerate_max(ctx.query, universe, ctx.candidates)
+    except ValueError:  # too large to enumerate at this size: left to z3
+        return {}
+
+
+def are_neighbours(relation: Any, x: tuple, x_prime: tuple) -> bool:
+    """The relation, re-checked from its definition on two concrete datasets."""
+    if not isinstance(relation, Neighbours):
+        return bool(relation(x, x_prime) or relation(x_prime, x))
+    gone, new = Counter(x) - Counter(x_prime), Counter(x_prime) - Counter(x)
+    if relation is Neighbours.ADD_REMOVE:
+        return len(x) == len(x_prime) + 1 and sum(gone.values()) == 1 and not new
+    if len(x) != len(x_prime) or sum(gone.values()) != 1 or sum(new.values()) != 1:
+        return False
+    if relation is Neighbours.LABEL_ONLY:
+        (a,), (b,) = gone, new
+        return a[0] == b[0] and a[1] != b[1]
+    return True
+
+
+def confirm(ctx: "Context", x: tuple, x_prime: tuple, candidate: Any,
+            claimed: sympy.Expr) -> Union[str, tuple[Any, Any, Any]]:
+    """(q(X), q(X'), |change|) recomputed afresh when the pair refutes the claim; else why not."""
+    if not are_neighbours(ctx.relation, x, x_prime):
+        return f"{x!r} and {x_prime!r} are not neighbours"
+    args = () if candidate is None else (candidate,)
+    value, value_prime = ctx.query(x, *args), ctx.query(x_prime, *args)
+    change = abs(value - value_prime)
+    if exact_sign(sympy.sympify(change) - claimed) != 1:
+        return f"the recomputed change {change} does not exceed the claim {claimed}"
+    return value, value_prime, change
+
+
+def values(candidate: Any, value: Any, value_prime: Any) -> str:
+    """'q(X) = a, q(X') = b', or with the candidate for a score."""
+    if candidate is None:
+        return f"q(X) = {value}, q(X') = {value_prime}"
+    return f"u(X, {candidate!r}) = {value}, u(X', {candidate!r}) = {value_prime}"
+
+
+def mechanism_note(spec: Spec, query: Query) -> str:
+    """Say so when the spec's mechanism derives its exponential-mechanism Delta from this query."""
+    if spec.mechanism is None or spec.universe is None or not spec.universe.sizes:
+        return ""
+    data = (spec.universe.records[0],) * spec.universe.sizes[-1]
+    session = Session(IntervalBackend(15))
+    kwargs = session.convert(params(spec.points[0]))
+    try:
+        Runner(session).distribution(lambda: spec.mechanism(data, **kwargs))  # type: ignore[misc]
+    except (DpverifyError, Exception):  # the note is a courtesy; the privacy check reports failures
+        return ""
+    for used, note in derived_notes(session):
+        if same_sensitivity(used, query):
+            return f"; used by the mechanism: {spec.name} omits sensitivity= and takes {note}"
+    return ""
+
+
+def same_sensitivity(a: Query, b: Query) -> bool:
+    """a = +-b + c (same terms, same aggregations), so that a and b have the same sensitivity."""
+    if a is b:
+        return True
+    if type(a) is not type(b) or abs(a.coef) != abs(b.coef):
+        return False
+    if isinstance(a, Linear):
+        return [(c * a.coef, m, t) for c, m, t in a.parts] in (
+            [(c * b.coef, m, t) for c, m, t in b.parts], [(-c * b.coef, m, t) for c, m, t in b.parts])
+    if isinstance(a, Extreme):
+        return a.term is b.term and a.largest == b.largest  # type: ignore[attr-defined]
+    if isinstance(a, Abs):
+        return a.inner is b.inner  # type: ignore[attr-defined]
+    return False
+
+
+def measured(ctx: "Context", claim: Any, result: PointResult, why: str) -> PointResult:
+    """Enumerate the universe and attack the claim with z3 at further sizes."""
+    n0 = claim.n_min or (2 if ctx.relation is Neighbours.ADD_REMOVE else 1)
+    head = f"not derived ({why})"
+    found = enumerated(ctx, n0)
+    if found is None:
+        result.message = f"{head}; the record domain is not finite, so nothing can be enumerated"
+        return result
+    held, loose, notes = [], [], []
+    for k, f in sorted(found.items()):
+        claimed = value_at(ctx.claimed, N, k)
+        sign = exact_sign(claimed - sympy.sympify(f.value))
+        if sign is not None and sign < 0:
+            return _refuted(ctx, f.x, f.x_prime, f.candidate, claimed, k, result, f"{head}; exact enumeration")
+        held.append(k)
+        if sign != 0:
+            loose.append(f"n = {k}: exact {f.value}")
+    result.figures["enumerated"] = {str(k): str(f.value) for k, f in sorted(found.items())}
+    z3_sizes = []
+    if isinstance(ctx.relation, Neighbours) and not _opaque(ctx.query):
+        for k in range(n0, Z3_MAX_N + 1):
+            if k in found:
+                continue
+            claimed = value_at(ctx.claimed, N, k)
+            try:
+                answer, detail = z3_search(ctx.query, ctx.records, ctx.relation, k, ctx.candidates, claimed)
+                if answer == "sat":
+                    return _refuted(ctx, *detail, claimed, k, result, f"{head}; z3 over symbolic datasets")
+                if answer == "unknown":
+                    notes.append(detail)
+                    continue
+                z3_sizes.append(k)
+                attained, _ = z3_search(ctx.query, ctx.records, ctx.relation, k, ctx.candidates, claimed,
+                                        strict=False)
+                if attained == "unsat":
+                    loose.append(f"n = {k}: no pair attains {claimed} (z3)")
+            except NotEncodable as err:
+                notes.append(f"z3 not applicable: {err}")
+                break
+    elif not isinstance(ctx.relation, Neighbours) or _opaque(ctx.query):
+        notes.append("z3 not applicable: the query contains a plain Python function")
+    if not held and not z3_sizes:
+        result.message = f"{head}; no size could be checked" + "".join(f"; {n}" for n in notes)
+        return result
+    result.status = Status.VERIFIED
+    parts = [head]
+    if held:
+        parts.append(f"exact enumeration of the universe at n = {', '.join(map(str, held))}: "
+                     + ", ".join(f"Delta({k}) = {found[k].value}" for k in held))
+    if z3_sizes:
+        parts.append(f"z3 over symbolic datasets ({len(ctx.records)} records as bounded integers, the "
+                     f"relation as constraints): no pair changes q by more than the claim at n = "
+                     f"{', '.join(map(str, z3_sizes))}")
+    parts.append(f"the claim {ctx.claimed} holds at these sizes (not proved for every n)")
+    if loose:
+        parts.append("loose: " + "; ".join(loose))
+    result.message = "; ".join(parts + notes)
+    return result
+
+
+def _refuted(ctx: "Context", x: tuple, x_prime: tuple, candidate: Any, claimed: Any, k: int,
+             result: PointResult, how: str) -> PointResult:
+    checked = confirm(ctx, x, x_prime, candidate, claimed)
+    if isinstance(checked, str):
+        result.message = f"{how} found a pair at n = {k} that was not confirmed: {checked}"
+        return result
+    value, value_prime, change = checked
+    result.status = Status.REFUTED
+    result.witness = Witness(x, x_prime, candidate, str(value), str(value_prime))
+    result.figures.update({"n": k, "claimed_at_n": str(claimed), "change": str(change)})
+    result.message = (f"X={x!r} and X'={x_prime!r} are neighbours (n = {k}); {values(candidate, value, value_prime)}"
+                      f": |difference| = {change} > claimed {claimed}; found by {how}, "
+                      "confirmed by recomputing the query on both")
+    return result
+
+
+__all__ = ["Z3_MAX_N", "are_neighbours", "confirm", "enumerated", "measured", "mechanism_note",
+           "same_sensitivity", "values"]
