@@ -29,8 +29,7 @@ def check(spec: "Spec", precision: int = 50, proofs: bool = True) -> list:  # no
     """
     from .checks import Options, Workspace, check_point
     ws = Workspace(Options(precision=precision, proofs=proofs))
-    return [check_point(spec, claim, point, ws) for claim in spec.claims
-            for point in (spec.points if claim.per_point else [()])]
+    return [check_point(spec, claim, point, ws) for claim in spec.claims for point in spec.points_for(claim)]
 
 
 __all__ = [*_dsl_all, "DpverifyError", "EnumerationTooLarge", "SpecError", "__version__", "check"]

@@ -53,7 +53,7 @@ class SpecFile(pytest.File):
             return
         for spec in specs:
             for claim in spec.claims:
-                for point in spec.points if claim.per_point else [()]:
+                for point in spec.points_for(claim):
                     label = ",".join(f"{sym.name}={value}" for sym, value in point)
                     name = f"{spec.name}::{claim.id}" + (f"[{label}]" if label else "")
                     yield ClaimItem.from_parent(self, name=name, spec=spec, claim=claim, point=point)

@@ -59,7 +59,7 @@ def planned(spec: Spec, claim_filter: Optional[str], point_filter: Optional[dict
     for claim in spec.claims:
         if claim_filter and claim.id != claim_filter:
             continue
-        for point in spec.points if claim.per_point else [()]:
+        for point in spec.points_for(claim):
             if point_filter and claim.per_point and any(point_label(point).get(k) != v for k, v in point_filter.items()):
                 continue
             todo.append((claim, point))

@@ -31,17 +31,20 @@ record order).  The mutant in tests/test_mutants.py that states Delta = 1 for
 the median score is refuted at every grid point of this universe (on smaller
 ones, e.g. n = 2, the under-stated sensitivity happens to go unnoticed by the
 privacy check; the sensitivity claim catches it at every n >= 2).
-The accuracy statements of the catalogue (P[u <= OPT - (2 Delta/eps)(ln(|Y|/|Y*|)
-+ t)] <= e^-t and the weaker |Y| exp(-eps t / (2 Delta)) form) are not claim
-kinds dpverify offers yet, so they are not stated in this file.
+Accuracy (the utility theorem), for each score with its Delta and every t in
+the grid: P[u(X, Y) <= OPT(X) - (2 Delta/eps)(ln(|Y|/|Y*|) + t)] <= e^-t, where
+Y* is the set of optimal candidates, and the weaker form
+P[u(X, Y) <= OPT(X) - t] <= |Y| exp(-eps t/(2 Delta)); both decided exactly on
+every dataset, with the worst slack reported.
 """
-from sympy import Rational
+from sympy import Rational, exp, log
 
 import dpverify as dp
 
 eps = dp.symbol("eps", positive=True)
 n = dp.symbol("n", integer=True, positive=True)
-GRID = {eps: [Rational(1, 2), 1, 2]}
+t = dp.symbol("t", positive=True)
+GRID = {eps: [Rational(1, 2), 1, 2], t: [Rational(1, 2), 1, 2, 4]}
 
 DOMAIN = (0, 1, 2, 3, 4)
 """Record domain and, for both scores, the candidate set Y."""
@@ -63,11 +66,36 @@ def median(data, eps):
     return dp.exponential(DOMAIN, balance.on(data), eps, neighbours=dp.REPLACE_ONE)
 
 
+def utility_gap(score, delta):
+    """The bad event of the utility theorem: u(X, Y) <= OPT(X) - (2 Delta/eps)(ln(|Y|/|Y*|) + t)."""
+    def bad(data, y, eps, t):
+        utilities = [score(data, c) for c in DOMAIN]
+        best = max(utilities)
+        optimal = utilities.count(best)
+        return score(data, y) <= best - 2 * delta / eps * (log(Rational(len(DOMAIN), optimal)) + t)
+    bad.__name__ = f"u <= OPT - (2*{delta}/eps)(ln(|Y|/|Y*|) + t)"
+    return bad
+
+
+def utility_below(score):
+    """The bad event of the weak form: u(X, Y) <= OPT(X) - t."""
+    def bad(data, y, t):
+        return score(data, y) <= max(score(data, c) for c in DOMAIN) - t
+    bad.__name__ = "u <= OPT - t"
+    return bad
+
+
+def accuracy_claims(score, delta):
+    return [dp.accuracy(utility_gap(score, delta), exp(-t), id="utility"),
+            dp.accuracy(utility_below(score), len(DOMAIN) * exp(-eps * t / (2 * delta)), id="utility_weak")]
+
+
 most_frequent_spec = dp.spec(
     most_frequent,
     universe=dp.universe(DOMAIN, n=4, neighbours=dp.REPLACE_ONE, symmetric=True),
     grid=GRID,
-    claims=[dp.private(eps), dp.sensitivity(count, 1, n=n, candidates=DOMAIN, id="count_sensitivity")],
+    claims=[dp.private(eps), dp.sensitivity(count, 1, n=n, candidates=DOMAIN, id="count_sensitivity"),
+            *accuracy_claims(count, 1)],
 )
 
 median_spec = dp.spec(
@@ -75,5 +103,6 @@ median_spec = dp.spec(
     universe=dp.universe(DOMAIN, n=4, neighbours=dp.REPLACE_ONE, symmetric=True),
     grid=GRID,
     claims=[dp.private(eps),
-            dp.sensitivity(balance, 2, n=n, n_min=2, candidates=DOMAIN, id="balance_sensitivity")],
+            dp.sensitivity(balance, 2, n=n, n_min=2, candidates=DOMAIN, id="balance_sensitivity"),
+            *accuracy_claims(balance, 2)],
 )

@@ -27,7 +27,7 @@ from ..dsl.spec import Spec
 from ..engine.backend import IntervalBackend
 from ..errors import SpecError
 from ..engine.positivity import find_point
-from ..engine.reading import Table, distribution
+from ..engine.reading import Table, distribution, keywords
 from ..engine.symbolic import NotRational, WBasis, basis, rational_function, symbolic_laws
 from .result import Status, Witness
 from .workspace import Workspace, decimal, params
@@ -46,15 +46,18 @@ class Proof:
     at: dict[str, str] = field(default_factory=dict)
 
 
-def proof_symbols(point: Point) -> list[sympy.Symbol]:
-    """The parameters a proof generalises over: positive, real, not integer (eps and its kin)."""
-    return [sym for sym, _ in point if sym.is_positive and not sym.is_integer]
+def proof_symbols(point: Point, *programs: Any) -> list[sympy.Symbol]:
+    """The parameters a proof generalises over: positive, real, not integer (eps and its kin),
+    and taken by one of the programs (a grid may hold parameters only a claim uses)."""
+    taken = [keywords(p, {s.name: v for s, v in point}, skip=1) for p in programs]
+    return [sym for sym, _ in point if sym.is_positive and not sym.is_integer
+            and (not programs or any(sym.name in names for names in taken))]
 
 
 def prove_private(spec: Spec, program: Any, claim: Private, point: Point, table: Table,
                   ws: Workspace) -> Optional[Proof]:
     """Try to prove ``claim`` for every value of the continuous parameters (others fixed)."""
-    symbols = proof_symbols(point)
+    symbols = proof_symbols(point, program)
     if not symbols or claim.delta != 0:
         return None
     # A proof over symbols S holds at every point that agrees on the other parameters: reuse it.

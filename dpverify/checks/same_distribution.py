@@ -43,8 +43,9 @@ class SameDistributionCheck:
                 diff = law.get(o, zero) - other.get(o, zero)
                 if diff.a > 0 or diff.b < 0:
                     return _refute(spec, claim, point, data, o, mine.backend.dps, mine.windows, result)
-        if ws.options.proofs and proof_symbols(point):
-            fixed = tuple((sym, v) for sym, v in point if sym not in proof_symbols(point))
+        if ws.options.proofs and proof_symbols(point, spec.mechanism, claim.other):
+            over = proof_symbols(point, spec.mechanism, claim.other)
+            fixed = tuple((sym, v) for sym, v in point if sym not in over)
             key = ("same-distribution-proof", id(spec), claim.id, fixed)
             if key not in ws.memo:
                 ws.memo[key] = _prove(spec, claim, point, mine.windows, theirs.windows, ws)
@@ -84,7 +85,7 @@ def _prove(spec: Spec, claim: SameDistribution, point: Point, windows: dict, oth
     Returns the proof's message, or (dataset, output, {symbol: value}) where the
     laws differ, or None when the laws are not rational functions of w.
     """
-    symbols = proof_symbols(point)
+    symbols = proof_symbols(point, spec.mechanism, claim.other)
     values = {**params(point), **{s.name: s for s in symbols}}
     datasets, _, _ = ws.datasets(spec)
     try:

@@ -31,6 +31,40 @@ class Spec:
     claims: tuple[Claim, ...]
     doc: str
 
+    def points_for(self, claim: Claim) -> tuple[Point, ...]:
+        """The grid points a claim is checked at: the grid projected onto the parameters that the
+        mechanism or the claim uses (so a threshold t only an accuracy claim needs does not
+        repeat the privacy check), or the single empty point for a claim over its own symbols."""
+        if not claim.per_point:
+            return ((),)
+        used = _names_used(self.mechanism, *[v for v in vars(claim).values() if callable(v)])
+        if used is None:
+            return self.points
+        for value in vars(claim).values():
+            if isinstance(value, sympy.Basic):
+                used |= {s.name for s in value.free_symbols}
+        seen: dict = {}
+        for point in self.points:
+            projected = tuple((sym, v) for sym, v in point if sym.name in used)
+            seen.setdefault(projected, None)
+        return tuple(seen)
+
+
+def _names_used(*functions: Any) -> Optional[set[str]]:
+    """Parameter names the functions declare; None when one takes **kwargs (it may use any)."""
+    names: set[str] = set()
+    for fn in functions:
+        if fn is None:
+            continue
+        try:
+            parameters = inspect.signature(fn).parameters.values()
+        except (TypeError, ValueError):
+            return None
+        if any(p.kind is inspect.Parameter.VAR_KEYWORD for p in parameters):
+            return None
+        names |= {p.name for p in parameters}
+    return names
+
 
 def _parameters(fn: Callable[..., Any], what: str) -> list[str]:
     try:
