@@ -33,8 +33,11 @@ Claims checked here (n = 3, features in {0, 1}, labels in {-1, +1}):
   C(n, i)/C(n, i - 1) = (n - i + 1)/i).  By induction on i the recursion then
   computes log P_i exactly, for every n.
 
-The table of P(q >= n/2) is a figure, not a claim; dpverify has no claim kind
-that reports such figures yet.
+Success probability: with the direct mechanism, at most half of the labels are
+flipped (q >= n/2) with probability at least 1/2 for every n and eps, since
+P(q = i) grows with i by the factor e^(eps i/2); the ``success`` spec checks
+this exactly for n = 2..5 and reports the table of P(q >= n/2) by n and eps
+(the check's ``by_size`` figures).
 """
 import itertools
 import math
@@ -132,4 +135,18 @@ level_recursion = dp.spec(
         dp.identity(sympy.log(level_probability(i_)) - sympy.log(level_probability(i_ - 1)),
                     sympy.log(n_ - i_ + 1) - sympy.log(i_) + eps / 2, where=[i_ <= n_], id="recursion_step"),
     ],
+)
+
+
+def at_most_half_flipped(data, relabelled):
+    """q(D, D'') >= n/2: the released labels agree with at least half of the true ones."""
+    return 2 * sum(y == new for (_, y), (_, new) in zip(data, relabelled)) >= len(data)
+
+
+success = dp.spec(
+    direct,
+    name="success",
+    universe=dp.universe(dp.labelled(xs=[0], labels=LABELS), n=range(2, 6), neighbours=dp.LABEL_ONLY),
+    grid={eps: [Rational(1, 2), 1, 2, 4]},
+    claims=[dp.probability(at_most_half_flipped, at_least=Rational(1, 2), id="at_most_half_flipped")],
 )
