@@ -1,4 +1,5 @@
-"""The command line: ``dpverify check PATH... [--json] [--precision DIGITS]``.
+"""The command line: ``dpverify check PATH... [--json] [--precision DIGITS]`` and
+``dpverify report PATH... --out DIR``.
 
 Exit codes are a public contract: 0 when every claim holds, 1 when any claim
 is refuted or could not be decided, 2 on a usage or spec error.
@@ -51,25 +52,8 @@ def check(paths: tuple[str, ...], as_json: bool, precision: int, max_work: int, 
           claim_filter: Optional[str], point_values: tuple[str, ...]) -> None:
     """Check every claim of the spec files under PATHS."""
     options = Options(precision=precision, max_work=max_work, proofs=proofs)
-    console = Console(stderr=True)
-    progress = None
-    if not as_json and console.is_terminal:
-        progress = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
-                            TimeElapsedColumn(), console=console, transient=True)
-    try:
-        if progress is not None:
-            with progress:
-                task = progress.add_task("checking", total=None)
-                report = check_paths(list(paths), options, claim_filter=claim_filter,
-                                     point_filter=_points(point_values), spec_filter=spec_filter,
-                                     on_load=lambda n: progress.update(task, total=n),
-                                     on_point=lambda label: progress.update(task, advance=1, description=label))
-        else:
-            report = check_paths(list(paths), options, claim_filter=claim_filter,
-                                 point_filter=_points(point_values), spec_filter=spec_filter)
-    except SpecError as err:
-        click.echo(f"error: {render_error(err)}", err=True)
-        sys.exit(2)
+    report = _run(list(paths), options, show_progress=not as_json, claim_filter=claim_filter,
+                  point_filter=_points(point_values), spec_filter=spec_filter)
     _print(report, as_json)
     sys.exit(exit_code(report))
 
@@ -84,6 +68,64 @@ def _print(report: Report, as_json: bool) -> None:
         if not console.is_terminal:  # a log or a pipe: do not squeeze the table into 80 columns
             console = Console(width=160)
         render(report, console)
+
+
+def _run(paths: list[str], options: Options, show_progress: bool, claim_filter: Optional[str] = None,
+         point_filter: Optional[dict[str, str]] = None, spec_filter: Optional[str] = None) -> Report:
+    """Check the specs under ``paths``, with a progress bar on a terminal; exit 2 on a usage error."""
+    console = Console(stderr=True)
+    try:
+        if show_progress and console.is_terminal:
+            progress = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
+                                TimeElapsedColumn(), console=console, transient=True)
+            with progress:
+                task = progress.add_task("checking", total=None)
+                return check_paths(paths, options, claim_filter=claim_filter, point_filter=point_filter,
+                                   spec_filter=spec_filter, on_load=lambda n: progress.update(task, total=n),
+                                   on_point=lambda label: progress.update(task, advance=1, description=label))
+        return check_paths(paths, options, claim_filter=claim_filter, point_filter=point_filter,
+                           spec_filter=spec_filter)
+    except SpecError as err:
+        click.echo(f"error: {render_error(err)}", err=True)
+        sys.exit(2)
+
+
+@main.command()
+@click.argument("paths", nargs=-1, required=True)
+@click.option("--out", "out", required=True, type=click.Path(file_okay=False, writable=True),
+              help="Directory to write the report into (created if missing).")
+@click.option("--precision", default=DEFAULT_PRECISION, show_default=True, type=click.IntRange(15, 10_000),
+              help="Significant digits of the certified interval arithmetic.")
+@click.option("--proofs/--no-proofs", default=True, show_default=True,
+              help="Try to prove claims for every parameter value (z3), beyond the grid.")
+@click.option("--timings", is_flag=True,
+              help="Show the time of each claim (the report is then not byte-for-byte reproducible).")
+def report(paths: tuple[str, ...], out: str, precision: int, proofs: bool, timings: bool) -> None:
+    """Write Markdown, HTML and JSON reports of the spec files under PATHS into OUT.
+
+    One Markdown and one self-contained HTML page per spec, index.md, index.html and
+    report.json.  Exit codes as for check: 0 when every claim holds (or is refuted as
+    expected), 1 when one is refuted or undecided unexpectedly, 2 on an error.
+    """
+    from pathlib import Path
+
+    from .report.model import Settings
+    from .report.site import write
+    checked = _run(list(paths), Options(precision=precision, proofs=proofs), show_progress=True)
+    code = exit_code(checked)
+    settings = Settings(precision=precision, proofs=proofs, timings=timings, paths=tuple(paths))
+    try:
+        written = write(checked, Path(out), settings, code)
+    except OSError as err:
+        click.echo(f"error: cannot write the report into {out}: {err}\n  fix: give --out a writable directory",
+                   err=True)
+        sys.exit(2)
+    counts: dict[str, int] = {}
+    for status in checked.statuses():
+        counts[status] = counts.get(status, 0) + 1
+    summary = ", ".join(f"{n} {s}" for s, n in sorted(counts.items())) or "no claims checked"
+    click.echo(f"wrote {len(written)} files to {out} ({summary}); open {Path(out) / 'index.html'}")
+    sys.exit(code)
 
 
 if __name__ == "__main__":

@@ -1,1 +1,9 @@
-"""Writers that turn results into text: one module per format."""
+"""Writers that turn results into text: one module per format.
+
+* :mod:`.terminal` -- the table of ``dpverify check``;
+* :mod:`.json_report` -- the ``check --json`` document (a public contract);
+* :mod:`.site` -- ``dpverify report``: the report directory and its extended ``report.json``,
+  built from the view model in :mod:`.model`, the per-kind sections in :mod:`.sections`
+  (made of the blocks in :mod:`.blocks`, with plots from :mod:`.plots`), and rendered by
+  :mod:`.markdown` and :mod:`.html` through the Jinja2 templates in ``templates/``.
+"""

@@ -1,0 +1,226 @@
+"""The view model of a report: results turned into what the Markdown and HTML pages show.
+
+:func:`build` reads a :class:`~dpverify.runner.Report` (with the specs it
+checked) and returns a :class:`Site`: one :class:`SpecPage` per spec, each
+pinned to what it verified (the spec file's sha256, the dpverify version, the
+backend and its precision, the assumptions), with one :class:`ClaimView` per
+claim whose detail blocks come from :mod:`.sections`.  Nothing here formats
+markup: the writers do, and escape everything they render.
+
+Deterministic: no clock is read.  Times are kept only when ``timings`` is set;
+otherwise durations that checks write into their messages ("z3, 0.04s") are
+removed, so the same specs give the same bytes.
+"""
+from __future__ import annotations
+
+import hashlib
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Optional
+
+from .. import __version__
+from ..checks.result import ClaimResult, Status, worst
+from ..dsl.claims import Claim
+from ..dsl.spec import Spec
+from ..runner import Report, SpecReport, relative
+from .blocks import Block, Pairs, Table
+from .sections import Context, blocks_for, source_of
+
+ASSUMPTIONS = (
+    "Finite universe: privacy and distribution claims are decided on every dataset of the declared "
+    "universe (its records, sizes and neighbour relation), not on larger ones.",
+    "Idealised real arithmetic: the mechanism's probabilities are exact real numbers; floating-point "
+    "effects of an implementation (rounding, the snapping attack on Laplace noise) are out of scope.",
+    "Grid: 'verified' holds at the listed parameter points; 'proved' holds for every value of the "
+    "symbolic parameters (e.g. every ε > 0), the others fixed at each grid point.",
+    "Certified arithmetic: no verdict rests on a float comparison; every 'refuted' is re-confirmed by an "
+    "independent recomputation at twice the precision.",
+)
+_DURATION = re.compile(r"(?:,\s*| in | after )?\b\d+\.\d+s\b")
+
+
+@dataclass(frozen=True)
+class Settings:
+    """How the report was produced; all of it is printed in the report."""
+
+    precision: int
+    proofs: bool = True
+    timings: bool = False
+    paths: tuple[str, ...] = ()
+
+
+@dataclass
+class ClaimView:
+    id: str
+    anchor: str
+    kind: str
+    description: str
+    status: str
+    expect: Optional[str]
+    as_expected: bool
+    methods: tuple[str, ...]
+    message: str
+    seconds: Optional[str]
+    blocks: list[Block]
+
+
+@dataclass
+class SpecPage:
+    slug: str
+    name: str
+    path: str
+    status: str
+    as_expected: bool
+    sha256: Optional[str]
+    doc: str = ""
+    source: Optional[str] = None
+    universe: Optional[Pairs] = None
+    grid: Optional[Table] = None
+    claims: list[ClaimView] = field(default_factory=list)
+    error: Optional[str] = None
+    pinned: Optional[Pairs] = None
+
+    @property
+    def markdown(self) -> str:
+        return f"{self.slug}.md"
+
+    @property
+    def html(self) -> str:
+        return f"{self.slug}.html"
+
+
+@dataclass
+class Site:
+    settings: Settings
+    pages: list[SpecPage]
+    summary: dict[str, int]
+    exit_code: int
+    assumptions: tuple[str, ...] = ASSUMPTIONS
+    environment: tuple[tuple[str, str], ...] = ()
+
+
+def scrub(text: str, timings: bool) -> str:
+    """Remove durations from a check's message unless timings were asked for."""
+    return text if timings else _DURATION.sub("", text)
+
+
+def backend(settings: Settings) -> str:
+    return f"mpmath interval arithmetic, {settings.precision} significant digits"
+
+
+def environment() -> tuple[tuple[str, str], ...]:
+    """The versions a report depends on (dpverify first), for the index and report.json."""
+    import jinja2
+    import matplotlib
+    import mpmath
+    import numpy
+    import sympy
+    import z3
+    return (("dpverify", __version__), ("mpmath", mpmath.__version__), ("sympy", sympy.__version__),
+            ("z3-solver", z3.get_version_string()), ("numpy", numpy.__version__),
+            ("matplotlib", matplotlib.__version__), ("jinja2", jinja2.__version__))
+
+
+def sha256(path: str) -> Optional[str]:
+    try:
+        return hashlib.sha256(Path(path).read_bytes()).hexdigest()
+    except OSError:
+        return None
+
+
+def slugs(report: Report) -> list[str]:
+    """A file name per spec: ``FILE-STEM.SPEC-NAME``, made safe and unique (in report order)."""
+    out: list[str] = []
+    for s in report.specs:
+        stem = Path(s.path).stem
+        base = re.sub(r"[^A-Za-z0-9_.-]+", "_", stem if s.spec is None else f"{stem}.{s.name}")
+        slug, k = base.strip("._") or "spec", 2
+        while slug.lower() in {o.lower() for o in out} or slug.lower() == "index":
+            slug, k = f"{base}-{k}", k + 1
+        out.append(slug)
+    return out
+
+
+def anchor(claim_id: str) -> str:
+    return "claim-" + re.sub(r"[^A-Za-z0-9_-]+", "-", claim_id)
+
+
+def build(report: Report, settings: Settings, exit_code: int) -> Site:
+    """The view model of a whole report."""
+    pages = [_page(s, slug, settings) for s, slug in zip(report.specs, slugs(report))]
+    counts = {status.value: 0 for status in Status}
+    for status in report.statuses():
+        counts[status] += 1
+    return Site(settings, pages, counts, exit_code, environment=environment())
+
+
+def _page(s: SpecReport, slug: str, settings: Settings) -> SpecPage:
+    path = relative(s.path)
+    digest = sha256(s.path)
+    page = SpecPage(slug, s.name, path, "error" if s.error else _worst(s), _as_expected(s), digest)
+    page.pinned = Pairs((("spec file", path), ("sha256", digest or "unreadable"), ("dpverify", __version__),
+                         ("backend", backend(settings)),
+                         ("proofs for every parameter value", "attempted (z3)" if settings.proofs else "off"),
+                         ("timings", "recorded" if settings.timings else "not recorded")))
+    if s.error:
+        page.error = s.error
+        return page
+    spec = s.spec
+    if spec is not None:
+        page.doc = spec.doc or ""
+        page.source = source_of(spec.mechanism) if spec.mechanism is not None else None
+        page.universe = _universe(spec)
+        page.grid = _grid(spec)
+    ctx = Context(slug, lambda text: scrub(text, settings.timings))
+    declared = {c.id: c for c in spec.claims} if spec is not None else {}
+    anchors: set[str] = set()
+    for c in s.claims:
+        view = _claim(c, declared.get(c.claim_id), ctx, settings)
+        while view.anchor in anchors:  # ids that differ only in characters an anchor cannot hold
+            view.anchor += "-"
+        anchors.add(view.anchor)
+        page.claims.append(view)
+    return page
+
+
+def _claim(c: ClaimResult, decl: Optional[Claim], ctx: Context, settings: Settings) -> ClaimView:
+    methods = tuple(dict.fromkeys(p.method for p in c.points if p.method))
+    return ClaimView(c.claim_id, anchor(c.claim_id), c.kind, c.description, c.status.value, c.expect,
+                     c.as_expected, methods, ctx.text(c.message),
+                     f"{c.seconds:.2f} s" if settings.timings else None,
+                     blocks_for(c, decl, ctx))
+
+
+def _worst(s: SpecReport) -> str:
+    return worst([c.status for c in s.claims]).value
+
+
+def _as_expected(s: SpecReport) -> bool:
+    return not s.error and all(c.as_expected for c in s.claims)
+
+
+def _universe(spec: Spec) -> Optional[Pairs]:
+    u = spec.universe
+    if u is None:
+        return None
+    shown = ", ".join(repr(r) for r in u.records[:40])
+    if len(u.records) > 40:
+        shown += f", … ({len(u.records) - 40} more)"
+    sizes = ", ".join(str(n) for n in u.sizes)
+    return Pairs((("summary", u.describe()), ("records", shown), ("dataset sizes n", sizes),
+                  ("neighbour relation", u.relation_name),
+                  ("enumerated as", "multisets (the mechanism ignores record order)" if u.symmetric
+                   else "sequences")))
+
+
+def _grid(spec: Spec) -> Optional[Table]:
+    if not spec.points or not spec.points[0]:
+        return None
+    names = tuple(sym.name for sym, _ in spec.points[0])
+    rows = tuple(tuple(str(value) for _, value in point) for point in spec.points)
+    return Table(names, rows, tuple(range(len(names))), f"{len(rows)} grid point(s), exact values")
+
+
+__all__ = ["ASSUMPTIONS", "ClaimView", "Settings", "Site", "SpecPage", "backend", "build", "environment",
+           "scrub", "slugs"]

@@ -1,0 +1,189 @@
+"""Plots for reports: matplotlib (Agg) figures rendered to deterministic inline SVG.
+
+Every function returns an SVG document as a string, without the XML prolog, ready
+to be written to a file or inlined in HTML.  Determinism (same data, same bytes):
+``svg.hashsalt`` is a constant per figure (its ``key``, so ids never collide when
+several figures share a page), ``svg.fonttype`` is ``'none'`` (text stays text, no
+font files embedded), and the metadata carries no date and no creator version.
+Mathematics uses ``'path'`` instead, because a browser has no math fonts offline.
+
+Text in the SVG (tick labels that show a mechanism's outputs) is XML-escaped by
+matplotlib's SVG writer.
+"""
+from __future__ import annotations
+
+import io
+import math
+import re
+from collections.abc import Sequence
+from typing import Any, Optional
+
+import matplotlib
+
+matplotlib.use("Agg", force=False)
+from matplotlib.figure import Figure  # noqa: E402  (after choosing the backend)
+
+COLOURS = {"proved": "#1a7f37", "verified": "#2da44e", "refuted": "#cf222e", "unknown": "#bf8700",
+           "error": "#8250df"}
+_BASE_RC = {"svg.fonttype": "none", "font.family": "sans-serif", "font.size": 9.0,
+            "axes.titlesize": 9.0, "axes.labelsize": 9.0, "path.simplify": False,
+            "svg.image_inline": True}
+MAX_BARS = 40  # a witness law with more outputs is plotted at its largest-probability outputs
+
+
+def _svg(fig: Figure, key: str, fonttype: str = "none") -> str:
+    """Serialise a figure to SVG with constant ids and no date or version."""
+    rc = dict(_BASE_RC, **{"svg.hashsalt": f"dpverify:{key}", "svg.fonttype": fonttype})
+    buffer = io.StringIO()
+    with matplotlib.rc_context(rc):
+        fig.savefig(buffer, format="svg", metadata={"Date": None, "Creator": None}, bbox_inches="tight",
+                    pad_inches=0.05)
+    text = buffer.getvalue()
+    text = re.sub(r"^<\?xml[^>]*\?>\s*", "", text)
+    text = re.sub(r"^<!DOCTYPE[^>]*>\s*", "", text)
+    return text.strip() + "\n"
+
+
+def _figure(width: float, height: float) -> Figure:
+    with matplotlib.rc_context(_BASE_RC):
+        return Figure(figsize=(width, height), dpi=72)
+
+
+def epsilon_plot(points: Sequence[tuple[float, float, str]], key: str, title: str = "") -> str:
+    """Achieved epsilon against claimed epsilon, one marker per grid point, with the diagonal.
+
+    ``points`` are (claimed, achieved, status); an infinite achieved epsilon is drawn as
+    an upward triangle at the top of the axes.
+    """
+    with matplotlib.rc_context(_BASE_RC):
+        fig = _figure(4.2, 3.4)
+        ax = fig.add_subplot()
+        finite = [a for _, a, _ in points if math.isfinite(a)]
+        top = max([c for c, _, _ in points] + finite + [1e-9]) * 1.15
+        ax.plot([0, top], [0, top], color="#888888", linestyle="--", linewidth=1, label="achieved = claimed")
+        for status in sorted({s for _, _, s in points}):
+            xs = [c for c, a, s in points if s == status and math.isfinite(a)]
+            ys = [a for c, a, s in points if s == status and math.isfinite(a)]
+            if xs:
+                ax.scatter(xs, ys, color=COLOURS.get(status, "#555555"), zorder=3, label=status)
+            inf = [c for c, a, s in points if s == status and not math.isfinite(a)]
+            if inf:
+                ax.scatter(inf, [top] * len(inf), marker="^", color=COLOURS.get(status, "#555555"),
+                           zorder=3, label=f"{status} (achieved = inf)")
+        ax.set_xlim(0, top)
+        ax.set_ylim(0, top * 1.02)
+        ax.set_xlabel("claimed ε")
+        ax.set_ylabel("achieved ε (exact, over the universe)")
+        if title:
+            ax.set_title(title)
+        ax.grid(True, linewidth=0.4, color="#dddddd")
+        ax.legend(loc="upper left", frameon=False, fontsize=8)
+        return _svg(fig, key)
+
+
+def loss_histograms(panels: Sequence[tuple[str, dict[str, Any], Optional[float]]], key: str) -> str:
+    """The privacy-loss distribution over ordered neighbouring pairs, one panel per grid point.
+
+    Each panel is (title, ``figures["loss_histogram"]`` = {edges, counts, infinite},
+    claimed epsilon or None); the claimed epsilon is a dashed vertical line.
+    """
+    with matplotlib.rc_context(_BASE_RC):
+        columns = max(1, min(3, len(panels)))
+        rows = math.ceil(len(panels) / columns)
+        fig = _figure(2.6 * columns + 0.4, 2.3 * rows + 0.3)
+        for index, (title, hist, claimed) in enumerate(panels):
+            ax = fig.add_subplot(rows, columns, index + 1)
+            edges = [float(e) for e in hist.get("edges", [])]
+            counts = [int(c) for c in hist.get("counts", [])]
+            if len(edges) == len(counts) + 1 and counts:
+                widths = [b - a for a, b in zip(edges, edges[1:])]
+                ax.bar(edges[:-1], counts, width=widths, align="edge", color="#4c72b0",
+                       edgecolor="white", linewidth=0.4)
+            if claimed is not None:
+                ax.axvline(claimed, color=COLOURS["refuted"], linestyle="--", linewidth=1)
+            infinite = int(hist.get("infinite", 0))
+            ax.set_title(title + (f"  (+{infinite} infinite)" if infinite else ""))
+            ax.set_xlabel("largest privacy loss of the pair")
+            if index % columns == 0:
+                ax.set_ylabel("ordered pairs")
+            ax.grid(True, axis="y", linewidth=0.4, color="#dddddd")
+        fig.tight_layout()
+        return _svg(fig, key)
+
+
+def failure_curves(panels: Sequence[tuple[str, dict[int, float], float, Optional[int], Optional[int]]],
+                   key: str) -> str:
+    """Failure probability against the sample size n, one panel per grid point.
+
+    Each panel is (title, {n: P[failure]}, beta, the bound's n, the smallest n that works);
+    beta is a dashed horizontal line, the bound's n a dotted vertical one.
+    """
+    with matplotlib.rc_context(_BASE_RC):
+        columns = max(1, min(3, len(panels)))
+        rows = math.ceil(len(panels) / columns)
+        fig = _figure(2.8 * columns + 0.4, 2.4 * rows + 0.3)
+        for index, (title, curve, beta, n_bound, smallest) in enumerate(panels):
+            ax = fig.add_subplot(rows, columns, index + 1)
+            ns = sorted(curve)
+            runs: list[list[int]] = []
+            for n in ns:  # join only consecutive sizes: the check computes n = 1, 2, ... and the bound's n
+                if runs and runs[-1][-1] == n - 1:
+                    runs[-1].append(n)
+                else:
+                    runs.append([n])
+            for run in runs:
+                ax.plot(run, [curve[n] for n in run], marker="o", markersize=3, color="#4c72b0", linewidth=1)
+            ax.axhline(beta, color=COLOURS["refuted"], linestyle="--", linewidth=1, label="β")
+            if n_bound is not None:
+                ax.axvline(n_bound, color="#555555", linestyle=":", linewidth=1, label="bound's n")
+            if smallest is not None and smallest in curve:
+                ax.scatter([smallest], [curve[smallest]], color=COLOURS["proved"], zorder=3,
+                           label="smallest n that works")
+            ax.set_title(title)
+            ax.set_xlabel("sample size n")
+            if index % columns == 0:
+                ax.set_ylabel("P[error > α]")
+            ax.grid(True, linewidth=0.4, color="#dddddd")
+            if index == 0:
+                ax.legend(frameon=False, fontsize=7)
+        fig.tight_layout()
+        return _svg(fig, key)
+
+
+def witness_laws(outputs: Sequence[str], p: Sequence[float], p_prime: Sequence[float], key: str,
+                 labels: tuple[str, str] = ("P(o | X)", "P(o | X')")) -> str:
+    """The witness pair's two output distributions side by side (grouped bars per output)."""
+    order = list(range(len(outputs)))
+    if len(order) > MAX_BARS:  # keep the outputs that carry the most mass, in their original order
+        keep = sorted(order, key=lambda i: (-max(p[i], p_prime[i]), i))[:MAX_BARS]
+        order = sorted(keep)
+    with matplotlib.rc_context(_BASE_RC):
+        fig = _figure(max(4.2, 0.32 * len(order) + 1.5), 3.2)
+        ax = fig.add_subplot()
+        xs = list(range(len(order)))
+        ax.bar([x - 0.2 for x in xs], [p[i] for i in order], width=0.4, color="#4c72b0", label=labels[0])
+        ax.bar([x + 0.2 for x in xs], [p_prime[i] for i in order], width=0.4, color="#dd8452", label=labels[1])
+        ax.set_xticks(xs)
+        ax.set_xticklabels([_short(outputs[i]) for i in order], rotation=60 if len(order) > 6 else 0,
+                           ha="right" if len(order) > 6 else "center", fontsize=7)
+        ax.set_xlabel("output o" + (f" ({len(order)} of {len(outputs)} with the most mass)"
+                                    if len(order) < len(outputs) else ""))
+        ax.set_ylabel("probability")
+        ax.grid(True, axis="y", linewidth=0.4, color="#dddddd")
+        ax.legend(loc="lower center", bbox_to_anchor=(0.5, 1.0), ncol=2, frameon=False, fontsize=8)
+        return _svg(fig, key)
+
+
+def math_svg(latex: str, key: str) -> Optional[str]:
+    """A LaTeX expression typeset by matplotlib's mathtext, or None when mathtext cannot parse it."""
+    with matplotlib.rc_context(dict(_BASE_RC, **{"mathtext.fontset": "cm"})):
+        fig = _figure(0.1, 0.1)
+        fig.text(0, 0, f"${latex}$", fontsize=15)
+        try:
+            return _svg(fig, key, fonttype="path")
+        except (ValueError, RuntimeError):  # mathtext does not know \begin{cases} and friends
+            return None
+
+
+def _short(text: str, width: int = 18) -> str:
+    return text if len(text) <= width else text[:width - 1] + "…"

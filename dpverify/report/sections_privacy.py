@@ -1,0 +1,106 @@
+"""Report sections of the claims about a mechanism's output laws: privacy (also private
+prediction) and same distribution."""
+from __future__ import annotations
+
+import math
+from decimal import Decimal, InvalidOperation
+from typing import Optional
+
+from ..checks.result import ClaimResult, PointResult, Status
+from ..dsl.claims import Claim
+from . import plots
+from .blocks import Block, Code, Figure, Heading, Table
+from .sections import (MAX_ROWS, Context, params, point_messages, section, short, source_of, to_float,
+                       witness_pairs)
+
+
+# ----- privacy -------------------------------------------------------------------------------
+
+@section("private", "private_prediction")
+def privacy(claim: ClaimResult, decl: Optional[Claim], ctx: Context) -> list[Block]:
+    """Claimed vs achieved epsilon per point, their plot, the loss distribution, witnesses."""
+    with_delta = any(p.claimed_delta not in (None, "0") and to_float(p.claimed_delta) != 0 for p in claim.points)
+    headers = ["parameters", "status", "claimed ε", "achieved ε", "claimed − achieved"]
+    headers += ["claimed δ", "achieved δ"] if with_delta else []
+    rows = []
+    for p in claim.points:
+        row = [params(p), p.status.value, short(p.claimed_epsilon), short(p.achieved_epsilon), _slack(p)]
+        rows.append(tuple(row + ([short(p.claimed_delta), short(p.achieved_delta)] if with_delta else [])))
+    out: list[Block] = [Table(tuple(headers), tuple(rows), numeric=tuple(range(2, len(headers))),
+                              caption="Claimed and achieved ε at each grid point (10 significant digits; "
+                                      "40 in report.json). Achieved ε is the exact largest privacy loss "
+                                      "over every neighbouring pair of the universe.")]
+    marks = [(c, to_float(p.achieved_epsilon) if p.achieved_epsilon != "inf" else math.inf, p.status.value)
+             for p in claim.points if (c := to_float(p.claimed_epsilon)) is not None and p.achieved_epsilon]
+    marks = [(c, a, s) for c, a, s in marks if a is not None]
+    if marks:
+        name = ctx.name(claim.claim_id, "epsilon")
+        out.append(Figure(plots.epsilon_plot(marks, name), "Achieved ε against claimed ε; points on or "
+                          "below the dashed diagonal hold, the gap below it is slack.", name))
+    panels = [(params(p), p.figures["loss_histogram"], to_float(p.claimed_epsilon))
+              for p in claim.points if isinstance(p.figures.get("loss_histogram"), dict)]
+    if panels:
+        name = ctx.name(claim.claim_id, "loss")
+        out.append(Figure(plots.loss_histograms(panels, name),
+                          "Privacy-loss distribution: for every ordered neighbouring pair (X, X'), its largest "
+                          "loss max over o of ln P(o|X) − ln P(o|X'); the dashed line is the claimed ε.", name))
+    by_query = [(params(p), str(q), short(e)) for p in claim.points
+                if isinstance(p.figures.get("achieved_by_point"), dict)
+                for q, e in p.figures["achieved_by_point"].items()]
+    if by_query:
+        out.append(Table(("parameters", "query point", "achieved ε"), tuple(by_query), (2,),
+                         "Private prediction: the achieved ε at each query point."))
+    for index, p in enumerate(claim.points):
+        if p.status == Status.REFUTED and p.witness is not None:
+            out += _privacy_witness(claim, p, index, ctx)
+    return out + point_messages(claim, ctx)
+
+
+def _slack(p: PointResult) -> str:
+    if p.claimed_epsilon is None or p.achieved_epsilon is None:
+        return "–"
+    if p.achieved_epsilon == "inf":
+        return "−∞"
+    if p.achieved_epsilon == p.claimed_epsilon:
+        return "0 (tight)"
+    try:
+        return f"{float(Decimal(p.claimed_epsilon) - Decimal(p.achieved_epsilon)):.3g}"
+    except InvalidOperation:
+        return "–"
+
+
+def _privacy_witness(claim: ClaimResult, p: PointResult, index: int, ctx: Context) -> list[Block]:
+    assert p.witness is not None
+    out: list[Block] = [Heading(f"Witness at {params(p)}"), witness_pairs(p.witness)]
+    laws = p.figures.get("witness_laws")
+    if isinstance(laws, dict) and laws.get("outputs"):
+        outputs = [str(o) for o in laws["outputs"]]
+        probs = [to_float(v) or 0.0 for v in laws["p"]]
+        probs_prime = [to_float(v) or 0.0 for v in laws["p_prime"]]
+        name = ctx.name(claim.claim_id, f"witness-{index}")
+        out.append(Figure(plots.witness_laws(outputs, probs, probs_prime, name),
+                          f"The two output distributions of the witness pair X = {p.witness.x!r}, "
+                          f"X' = {p.witness.x_prime!r}, side by side.", name))
+        rows = tuple((o, a, b) for o, a, b in zip(outputs, laws["p"], laws["p_prime"]))
+        caption = "Both laws, exactly as certified" + (
+            f" (the first {MAX_ROWS} of {len(rows)} outputs; all in report.json)" if len(rows) > MAX_ROWS else "")
+        out.append(Table(("output o", "P(o | X)", "P(o | X')"), rows[:MAX_ROWS], (1, 2), caption))
+    return out
+
+
+# ----- same distribution ---------------------------------------------------------------------
+
+@section("same_distribution")
+def same_distribution(claim: ClaimResult, decl: Optional[Claim], ctx: Context) -> list[Block]:
+    """The other program's source, and the dataset and output where the laws differ."""
+    out: list[Block] = []
+    other = getattr(decl, "other", None)
+    code = source_of(other) if other is not None else None
+    if code is not None:
+        out += [Heading(f"The other program: {getattr(other, '__name__', 'other')}"), Code(code, "python")]
+    for p in claim.points:
+        if p.status == Status.REFUTED and p.witness is not None:
+            out += [Heading(f"Witness at {params(p)}"),
+                    witness_pairs(p.witness, ("dataset", "dataset", "output o", "P(o) under the mechanism",
+                                              "P(o) under the other program"))]
+    return out + point_messages(claim, ctx)

@@ -1,0 +1,290 @@
+"""`dpverify report`: the committed reports/ are up to date, and reports are deterministic,
+escaped, show witnesses, and survive claim kinds they do not know."""
+from __future__ import annotations
+
+import difflib
+import json
+import os
+import re
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from dpverify.checks import Options
+from dpverify.cli import main
+from dpverify.report import sections
+from dpverify.report.blocks import Paragraph
+from dpverify.report.markdown import fence
+from dpverify.report.model import Settings, environment
+from dpverify.report.site import render
+from dpverify.runner import check_paths, exit_code
+
+REPO = Path(__file__).resolve().parent.parent
+COMMAND = "dpverify report spec/ --out reports/"  # the README names this command
+
+EVIL = textwrap.dedent('''
+    from dataclasses import dataclass
+    from sympy import Rational
+    import dpverify as dp
+    from dpverify.dsl.claims import Claim
+
+    eps = dp.symbol("eps", positive=True)
+
+
+    def leaky(data, eps):
+        """<script>alert('doc')</script> *not bold* _x_ [link](javascript:alert(1)) | `tick` $x$
+        # not a heading
+        1. not a list
+        """
+        bit = dp.randomized_response(data[0], eps)
+        return "<script>alert('out')</script>" if bit == 1 else "a|b*`c`"
+
+
+    @dataclass(frozen=True)
+    class Accuracy(Claim):
+        """A kind of claim no check (and no report section) knows yet."""
+        kind = "accuracy"
+
+        def describe(self):
+            return "accurate <b>enough</b>"
+
+
+    broken = dp.spec(leaky, universe=dp.universe([0, 1], n=1, neighbours=dp.REPLACE_ONE),
+                     grid={eps: [Rational(1, 2), 1]},
+                     claims=[dp.private(eps / 2, id="half<script>"), dp.private(eps), Accuracy(id="acc")])
+''')
+
+SAMPLE = textwrap.dedent('''
+    from fractions import Fraction
+    from sympy import Rational
+    import dpverify as dp
+
+    eps = dp.symbol("eps", positive=True)
+    POPULATION = {(x, int(x >= 2)): Fraction(1, 3) for x in (0, 1, 2)}
+
+    def learner(data, eps):
+        errors = {t: sum(int(x >= t) != y for x, y in data) for t in (0, 1, 2, 3)}
+        return dp.exponential((0, 1, 2, 3), lambda t: -Fraction(errors[t], len(data)), eps,
+                              sensitivity=Fraction(1, len(data)))
+
+    def true_error(t):
+        return sum(p for (x, y), p in POPULATION.items() if int(x >= t) != y)
+
+    def claim(bound, id):
+        return dp.sample_complexity(population=POPULATION, error=true_error, alpha=Rational(1, 4),
+                                    beta=Rational(1, 4), bound=bound, id=id)
+
+    thresholds = dp.spec(learner, universe=dp.universe(list(POPULATION), n=1, neighbours=dp.REPLACE_ONE),
+                         grid={eps: [1]}, claims=[claim(30, "enough"), claim(1, "too_few")])
+''')
+
+FORMULA = textwrap.dedent('''
+    import dpverify as dp
+    x = dp.symbol("x")
+    wrong = dp.spec(name="wrong", claims=[dp.identity((x + 1) ** 2, x ** 2 + 1, id="square")])
+''')
+
+
+@pytest.fixture(scope="module")
+def evil(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    path = tmp_path_factory.mktemp("specs") / "evil.py"
+    path.write_text(EVIL)
+    return path
+
+
+@pytest.fixture(scope="module")
+def evil_files(evil: Path) -> dict[str, str]:
+    report = check_paths([str(evil)], Options())
+    return render(report, Settings(precision=50, paths=("evil.py",)), exit_code(report))
+
+
+# ----- the committed report ------------------------------------------------------------------
+
+def _normalise(name: str, text: str, versions: set[str]) -> str:
+    """Drop what depends on the installed plotting and numeric libraries, not on the catalogue."""
+    if name.endswith(".svg"):
+        return ""
+    if name == "report.json":
+        data = json.loads(text)
+        data.get("report", {}).pop("environment", None)
+        return json.dumps(data, indent=2, ensure_ascii=False)
+    text = re.sub(r"<svg\b.*?</svg>", "<svg/>", text, flags=re.S)
+    for version in sorted(versions, key=len, reverse=True):
+        text = text.replace(version, "<version>")
+    return text
+
+
+TIME_LIMITS = ("budget", "time limit", "gave up", "timeout")
+
+
+def _ran_out_of_time(fresh: str, old: str) -> list[str]:
+    """Points whose regenerated message blames a time limit (the committed one does not): their
+    verdict depends on the machine's load, not on the catalogue."""
+    def messages(text: str) -> dict[tuple, str]:
+        try:
+            doc = json.loads(text)
+        except ValueError:
+            return {}
+        return {(s["name"], c["id"], json.dumps(p["params"], sort_keys=True)): p["message"]
+                for s in doc["specs"] for c in s.get("claims", []) for p in c["points"]}
+    new, before = messages(fresh), messages(old)
+    return [f"{k[0]}:{k[1]} {k[2]}" for k, m in sorted(new.items())
+            if any(t in m for t in TIME_LIMITS) and before.get(k) != m]
+
+
+def test_reports_directory_is_up_to_date(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    committed = REPO / "reports"
+    assert committed.is_dir(), f"reports/ is missing: run `{COMMAND}` in the repository root"
+    monkeypatch.chdir(REPO)
+    out = tmp_path / "reports"
+    result = CliRunner().invoke(main, ["report", "spec/", "--out", str(out)])
+    assert (out / "report.json").is_file(), result.output  # (a red catalogue is the spec tests' business)
+    fresh = {p.relative_to(out).as_posix(): p.read_text(encoding="utf-8") for p in out.rglob("*") if p.is_file()}
+    old = {p.relative_to(committed).as_posix(): p.read_text(encoding="utf-8")
+           for p in committed.rglob("*") if p.is_file()}
+    recorded = json.loads(old.get("report.json", "{}")).get("report", {}).get("environment")
+    if recorded != dict(environment()):  # other library versions draw other SVG bytes: compare the rest
+        versions = {v for k, v in [*environment(), *(recorded or {}).items()] if k != "dpverify"}
+        fresh = {k: _normalise(k, v, versions) for k, v in fresh.items()}
+        old = {k: _normalise(k, v, versions) for k, v in old.items()}
+    missing, extra = sorted(set(fresh) - set(old)), sorted(set(old) - set(fresh))
+    changed = sorted(k for k in set(fresh) & set(old) if fresh[k] != old[k])
+    if missing or extra or changed:
+        slow = _ran_out_of_time(fresh.get("report.json", ""), old.get("report.json", ""))
+        if slow:
+            pytest.skip(f"a time limit ran out while regenerating the report (a loaded machine?): {slow[:5]}")
+        first = changed[0] if changed else None
+        diff = "" if first is None else "\n".join(list(difflib.unified_diff(
+            old[first].splitlines(), fresh[first].splitlines(), f"reports/{first}", "regenerated", lineterm=""))[:40])
+        pytest.fail(f"reports/ is stale: run `{COMMAND}` in the repository root and commit the result.\n"
+                    f"new files: {missing[:10]}\nfiles to remove: {extra[:10]}\nchanged: {changed[:10]}\n{diff}",
+                    pytrace=False)
+
+
+# ----- properties of any report --------------------------------------------------------------
+
+def test_two_renders_are_identical(evil: Path, evil_files: dict[str, str]) -> None:
+    report = check_paths([str(evil)], Options())
+    again = render(report, Settings(precision=50, paths=("evil.py",)), exit_code(report))
+    assert again == evil_files
+
+
+def test_same_bytes_across_processes_and_hash_seeds(evil: Path, tmp_path: Path) -> None:
+    outs = []
+    for seed in ("1", "2"):
+        out = tmp_path / f"r{seed}"
+        env = dict(os.environ, PYTHONHASHSEED=seed)
+        done = subprocess.run([sys.executable, "-m", "dpverify.cli", "report", evil.name, "--out", str(out)],
+                              cwd=evil.parent, env=env, capture_output=True, text=True, timeout=300)
+        assert done.returncode == 1, done.stderr  # the spec has an unexpected refutation
+        outs.append({p.relative_to(out).as_posix(): p.read_bytes() for p in sorted(out.rglob("*")) if p.is_file()})
+    assert outs[0] == outs[1]
+
+
+def test_no_clock_in_the_report(evil_files: dict[str, str]) -> None:
+    doc = json.loads(evil_files["report.json"])
+    assert all(p["seconds"] is None for s in doc["specs"] for c in s["claims"] for p in c["points"])
+    assert "timings" in evil_files["index.md"] and "not recorded" in evil_files["index.md"]
+    assert not re.search(r"\d\.\d+s\b", evil_files["evil.leaky.md"])
+
+
+def test_html_escapes_everything(evil_files: dict[str, str]) -> None:
+    for name in ("evil.leaky.html", "index.html"):
+        page = evil_files[name]
+        assert "<script" not in page.lower() and "<b>enough" not in page
+        assert "Content-Security-Policy" in page
+    page = evil_files["evil.leaky.html"]
+    assert "&lt;script&gt;alert(&#39;doc&#39;)&lt;/script&gt;" in page
+    assert "half&lt;script&gt;" in page and "accurate &lt;b&gt;enough&lt;/b&gt;" in page
+    for name, svg in evil_files.items():
+        if name.endswith(".svg"):
+            assert "<script" not in svg.lower()
+
+
+def test_markdown_renders_user_text_inert(evil_files: dict[str, str]) -> None:
+    markdown_it = pytest.importorskip("markdown_it")
+    renderer = markdown_it.MarkdownIt("commonmark", {"html": True}).enable("table")
+    for name in ("evil.leaky.md", "index.md"):
+        html = renderer.render(evil_files[name])
+        assert "<script" not in html.lower(), name
+        assert "<b>enough" not in html and 'href="javascript:' not in html
+    html = renderer.render(evil_files["evil.leaky.md"])
+    assert "<em>not bold</em>" not in html and "<h1>not a heading" not in html and "<ol>" not in html
+    assert "&lt;script&gt;alert('out')&lt;/script&gt;" in html or "&lt;script&gt;alert(&#x27;out" in html
+    # the source is in a fenced block, verbatim
+    assert "return &quot;&lt;script&gt;alert('out')&lt;/script&gt;&quot;" in html
+
+
+def test_fence_is_longer_than_any_backtick_run() -> None:
+    block = fence("a ``` b ````` c", "python")
+    assert block.startswith("``````python\n") and block.endswith("\n``````")
+
+
+def test_refuted_privacy_claim_shows_its_witness(evil_files: dict[str, str]) -> None:
+    md, html = evil_files["evil.leaky.md"], evil_files["evil.leaky.html"]
+    for page in (md, html):
+        assert "Witness at eps=1/2" in page and "Witness at eps=1" in page
+        assert "0.6224593312018545646389005657455084787533" in page  # P(o|X) = e^(1/2) / (1 + e^(1/2))
+    assert "](figures/evil.leaky-half_script_-witness-0.svg)" in md
+    assert "figures/evil.leaky-half_script_-witness-0.svg" in evil_files
+    assert html.count("<svg") >= 6  # epsilon plots, loss histograms, two witness laws
+    point = json.loads(evil_files["report.json"])["specs"][0]["claims"][0]["points"][0]
+    assert point["figures"]["witness_laws"]["outputs"] and point["witness"]["x"] == [0]
+
+
+def test_unknown_claim_kind_still_renders(evil_files: dict[str, str]) -> None:
+    md = evil_files["evil.leaky.md"]
+    assert "### acc (accuracy): **unknown**" in md
+    assert "no check supports claims of kind 'accuracy'" in md
+    assert 'id="claim-acc"' in evil_files["evil.leaky.html"]
+
+
+def test_formula_counterexample_and_statement(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    (tmp_path / "wrong.py").write_text(FORMULA)
+    monkeypatch.chdir(tmp_path)
+    result = CliRunner().invoke(main, ["report", "wrong.py", "--out", "out", "--timings"])
+    assert result.exit_code == 1, result.output
+    md = (tmp_path / "out" / "wrong.wrong.md").read_text()
+    assert "#### Counterexample" in md and "left-hand side" in md
+    assert "```math\n\\left(x + 1\\right)^{2} = x^{2} + 1\n```" in md
+    html = (tmp_path / "out" / "wrong.wrong.html").read_text()
+    assert "<th>time</th>" in html  # --timings shows per-claim times
+    doc = json.loads((tmp_path / "out" / "report.json").read_text())
+    assert doc["report"]["timings"] is True and doc["specs"][0]["claims"][0]["points"][0]["seconds"] is not None
+
+
+def test_exit_codes_and_stale_pages_removed(evil: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(evil.parent)
+    out = tmp_path / "out"
+    assert CliRunner().invoke(main, ["report", "evil.py", "--out", str(out), "--no-proofs"]).exit_code == 1
+    assert (out / "evil.leaky.md").exists() and (out / "index.html").exists()
+    (tmp_path / "ok.py").write_text(FORMULA.replace("x ** 2 + 1", "x ** 2 + 2 * x + 1"))
+    result = CliRunner().invoke(main, ["report", str(tmp_path / "ok.py"), "--out", str(out)])
+    assert result.exit_code == 0, result.output
+    assert not (out / "evil.leaky.md").exists()  # listed by the previous report.json, no longer written
+    assert CliRunner().invoke(main, ["report", "missing/", "--out", str(out)]).exit_code == 2
+
+
+def test_a_new_kind_gets_its_section_from_one_function(evil: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setitem(sections.SECTIONS, "accuracy",
+                        lambda claim, decl, ctx: [Paragraph(f"{len(claim.points)} points, all {claim.status.value}",
+                                                            "accuracy section")])
+    report = check_paths([str(evil)], Options(proofs=False))
+    files = render(report, Settings(precision=50, proofs=False), exit_code(report))
+    assert "**accuracy section:** 2 points, all unknown" in files["evil.leaky.md"]
+    assert "<strong>accuracy section:</strong> 2 points, all unknown" in files["evil.leaky.html"]
+
+
+def test_sample_complexity_shows_the_bound_next_to_the_smallest_n(tmp_path: Path) -> None:
+    (tmp_path / "sc.py").write_text(SAMPLE)
+    report = check_paths([str(tmp_path / "sc.py")], Options())
+    files = render(report, Settings(precision=50), exit_code(report))
+    md = files["sc.learner.md"]
+    assert "| parameters | status | bound's n | smallest n that works |" in md
+    assert re.search(r"\| eps=1 \| verified \| 30 \| \d+ \|", md)
+    assert "figures/sc.learner-enough-failure.svg" in files
+    assert "#### Counterexample at eps=1" in md  # the bound n = 1 is too small
