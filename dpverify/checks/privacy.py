@@ -67,12 +67,12 @@ def _generalise(result: PointResult, proof: Optional[Proof]) -> None:
         return
     if proof.status == Status.PROVED:
         result.status = Status.PROVED
-        result.method = "exact enumeration for achieved eps; z3 proof for every eps"
+        result.method = f"exact enumeration for achieved eps; proof for every eps ({proof.method})"
         result.message = f"{proof.message}; on this grid point {result.message}"
     elif proof.status == Status.REFUTED:
         result.status = Status.REFUTED
         result.witness = proof.witness
-        result.method = "z3 over every eps, confirmed in certified intervals"
+        result.method = "decision procedure over every eps, confirmed in certified intervals"
         result.message = f"holds at this grid point but {proof.message}"
     else:
         result.message = f"{result.message}; {proof.message}"
