@@ -8,9 +8,9 @@ with error > alpha -- C(n+r-1, r-1) terms instead of r^n.  The sum is
 computed in certified intervals; a failure at the bound's n is re-computed at
 twice the precision before the claim is refuted.
 
-Next to the bound's n the check reports the smallest n at which the guarantee
-actually holds (scanning n upwards, within the work limit), so the slack of a
-theorem is visible.
+Next to the bound's n the check reports the smallest N from which the guarantee
+holds for every n up to the bound's (the failure probability need not be
+monotone in n), within the work limit, so the slack of a theorem is visible.
 """
 from __future__ import annotations
 
@@ -31,6 +31,11 @@ from ..engine.reading import _call, keywords
 from ..errors import EnumerationTooLarge
 from .result import PointResult, Status, Witness
 from .workspace import Workspace, decimal, params
+
+
+SCAN_SHARE = 2_500
+"""The search for the smallest working n may enumerate max_work / SCAN_SHARE multisets (20,000 by
+default, enough for small populations; raise --max-work for a full scan of larger ones)."""
 
 
 def multisets(records: tuple, n: int) -> int:
@@ -60,15 +65,17 @@ class SampleComplexityCheck:
         limit = failure.backend.num(beta)
         result = PointResult(point_label(point), Status.VERIFIED, "",
                              method="exact failure probability over multisets, certified intervals")
-        smallest = self._smallest(failure, limit, n_bound, ws)
+        smallest, complete = self._smallest(failure, limit, n_bound, ws.options.max_work // SCAN_SHARE)
         result.figures = {"n_bound": n_bound, "bound": str(bound), "failure_at_bound": decimal(at_bound),
-                          "beta": decimal(beta), "smallest_n": smallest,
+                          "beta": decimal(beta), "smallest_n": smallest if complete else None,
+                          "holds_down_to": smallest,
                           "curve": {str(n): decimal(p) for n, p in sorted(failure.seen.items())}}
         if at_bound.b <= limit.a:
+            scan = (f"the guarantee holds for every n from {smallest} to {n_bound}" if complete else
+                    f"the guarantee holds for every n from {smallest} to {n_bound} (smaller n were not "
+                    f"scanned: raise --max-work for the full scan)")
             result.message = (f"at the bound's n = {n_bound}, P[error > {alpha}] = {decimal(at_bound)} <= beta = "
-                              f"{decimal(beta)}; the guarantee already holds from n = {smallest}"
-                              if smallest is not None else
-                              f"at the bound's n = {n_bound}, P[error > {alpha}] = {decimal(at_bound)} <= beta")
+                              f"{decimal(beta)}; {scan}")
             return result
         confirm = FailureProbability(spec, claim, point, alpha, 2 * ws.options.precision).at(n_bound)
         if not confirm.a > IntervalBackend(2 * ws.options.precision).num(beta).b:
@@ -83,17 +90,24 @@ class SampleComplexityCheck:
         return result
 
     @staticmethod
-    def _smallest(failure: "FailureProbability", limit: Any, n_bound: int, ws: Workspace) -> Optional[int]:
-        """The smallest n <= n_bound with failure <= beta (certified), within a share of the work limit."""
-        budget = ws.options.max_work // 10
-        spent = 0
-        for n in range(1, n_bound + 1):
+    def _smallest(failure: "FailureProbability", limit: Any, n_bound: int,
+                  budget: int) -> tuple[Optional[int], bool]:
+        """(N, complete): failure <= beta (certified) for every n in [N, n_bound], scanning down from
+        the bound's n.  complete is False when the scan stopped at the work budget before reaching
+        an n that fails (or n = 1); N is then only how far down the guarantee was seen to hold.
+
+        The failure probability need not be monotone in n (lattice effects), so the first n that
+        works is not enough: every n up to the bound's is checked.
+        """
+        smallest, spent = None, 0
+        for n in range(n_bound, 0, -1):
             spent += multisets(failure.records, n)
-            if spent > budget:
-                return None
-            if failure.at(n).b <= limit.a:
-                return n
-        return None
+            if spent > budget and smallest is not None:
+                return smallest, False
+            if not failure.at(n).b <= limit.a:
+                return smallest, True
+            smallest = n
+        return smallest, True
 
 
 class FailureProbability:

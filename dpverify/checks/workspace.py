@@ -89,9 +89,9 @@ def decimal(value: Any) -> str:
         return "null"
     if value == math.inf:
         return "inf"
-    if isinstance(value, sympy.Basic):
-        value = mpmath.mpf(str(sympy.Float(value.evalf(DIGITS + 5), DIGITS + 5)))
-    elif hasattr(value, "_mpi_"):  # an mpmath interval: its midpoint
-        value = mpmath.mp.make_mpf(value.mid._mpi_[0])
     with mpmath.workdps(DIGITS + 5):
+        if isinstance(value, sympy.Basic):
+            value = mpmath.mpf(str(sympy.Float(value.evalf(DIGITS + 5), DIGITS + 5)))
+        elif hasattr(value, "_mpi_"):  # an mpmath interval: its midpoint
+            value = mpmath.mp.make_mpf(value.mid._mpi_[0])
         return mpmath.nstr(mpmath.mpf(value), DIGITS, strip_zeros=False, min_fixed=-6, max_fixed=12)
