@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import sys
 import time
-from pathlib import Path
 
 from dpverify.checks import Options, Workspace
 from dpverify.checks.privacy import PrivacyCheck

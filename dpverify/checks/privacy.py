@@ -80,7 +80,6 @@ def _generalise(result: PointResult, proof: Optional[Proof]) -> None:
 
 def _pure(program: Any, point: Point, eps: sympy.Expr, table: Any, losses: LossTable,
           result: PointResult, scope: str) -> PointResult:
-    ctx = table.backend.ctx
     eps_iv = table.backend.num(eps)
     achieved, top = losses.max_loss()
     result.achieved_epsilon = decimal(achieved)

@@ -12,7 +12,7 @@ inside a mechanism.
 from __future__ import annotations
 
 import sys
-from collections.abc import Callable, Hashable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from fractions import Fraction
 from typing import Any, Optional, TypeVar
 
