@@ -50,6 +50,18 @@ class SpecError(DpverifyError):
         return self
 
 
+class NotRational(DpverifyError):
+    """A probability is not a rational function of the exponentials of the symbols.
+
+    ``symbols`` names the parameters that appear outside exponentials, if that
+    is the reason (a proof may then keep them fixed and try again).
+    """
+
+    def __init__(self, message: str, symbols: frozenset = frozenset()) -> None:
+        super().__init__(message)
+        self.symbols = symbols
+
+
 class EnumerationTooLarge(SpecError):
     """The universe would take too much work to enumerate; refused up front."""
 

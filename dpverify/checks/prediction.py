@@ -91,7 +91,7 @@ class StabilityCheck:
         ties = 0
         for x in claim.points:
             program = PredictionAt(spec.mechanism, claim.predict, x)
-            table = ws.table(spec, program, point)
+            table = ws.discrete_table(spec, program, point, "prediction")
             limit = table.backend.num(gamma)
             pairs = {(table.law_of[i], table.law_of[j]): (i, j) for i, j in zip(left.tolist(), right.tolist())}
             for (a, b), (i, j) in pairs.items():

@@ -24,6 +24,8 @@ from ..dsl.spec import Spec
 from ..engine.backend import IntervalBackend, SympyBackend, exact_sign
 from ..engine.loss import Cell, LossTable, hockey_stick_pair
 from ..engine.reading import distribution
+from .privacy_density import check_density, has_densities
+from .privacy_density_proof import prove_density
 from .privacy_proof import Proof, prove_private
 from .result import PointResult, Status, Witness
 from .workspace import Workspace, decimal, params
@@ -45,9 +47,15 @@ def check_private(spec: Spec, program: Any, claim: Private, point: Point, ws: Wo
     delta = substitute(claim.delta, point, "delta")
     table = ws.table(spec, program, point)
     _, left, right = ws.datasets(spec)
-    losses = LossTable(table, left, right)
     result = PointResult(point_label(point), Status.UNKNOWN, "", claimed_epsilon=decimal(eps),
                          claimed_delta=decimal(delta), method="exact enumeration, certified intervals")
+    if has_densities(table):
+        scope = f"neighbouring pairs ({spec.universe.relation_name}), {len(table.laws)} distinct output laws"
+        result = check_density(program, point, eps, delta, table, left, right, result, scope)
+        if result.status == Status.VERIFIED and ws.options.proofs:
+            _generalise(result, prove_density(spec, program, claim, point, ws))
+        return result
+    losses = LossTable(table, left, right)
     result.figures = {"datasets": len(table.datasets), "pairs": losses.pairs,
                       "distinct_laws": len(table.laws), "outputs": len(losses.outputs),
                       "loss_histogram": losses.loss_histogram()}

@@ -30,7 +30,7 @@ class ProbabilityCheck:
         return isinstance(claim, Probability)
 
     def run(self, spec: Spec, claim: Probability, point: Point, ws: Workspace) -> PointResult:
-        table = ws.table(spec, spec.mechanism, point)
+        table = ws.discrete_table(spec, spec.mechanism, point, "probability")
         backend, values = table.backend, params(point)
         event_args = keywords(claim.event, values)
         bounds = [(side, substitute(expr, point, side)) for side, expr in

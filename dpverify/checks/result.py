@@ -61,6 +61,7 @@ class PointResult:
     claimed_epsilon: Optional[str] = None
     claimed_delta: Optional[str] = None
     achieved_epsilon: Optional[str] = None
+    achieved_is_lower_bound: bool = False  # the exact supremum was not decided; a certified lower bound
     achieved_delta: Optional[str] = None
     witness: Optional[Witness] = None
     method: str = ""

@@ -31,8 +31,8 @@ class SameDistributionCheck:
         return isinstance(claim, SameDistribution)
 
     def run(self, spec: Spec, claim: SameDistribution, point: Point, ws: Workspace) -> PointResult:
-        mine = ws.table(spec, spec.mechanism, point)
-        theirs = ws.table(spec, claim.other, point)
+        mine = ws.discrete_table(spec, spec.mechanism, point, "same_distribution")
+        theirs = ws.discrete_table(spec, claim.other, point, "same_distribution")
         result = PointResult(point_label(point), Status.UNKNOWN, "",
                              method="exact enumeration; equality by exact sympy algebra")
         ctx = mine.backend.ctx

@@ -13,9 +13,10 @@ import sympy
 from ..dsl.params import Point
 from ..dsl.spec import Spec
 from ..engine.datasets import enumerate_datasets, estimate, neighbour_pairs
+from ..engine.noise import Density
 from ..engine.reading import Table, all_distributions, distribution
 from ..engine.backend import IntervalBackend
-from ..errors import EnumerationTooLarge
+from ..errors import EnumerationTooLarge, SpecError
 
 DEFAULT_PRECISION = 50
 DEFAULT_MAX_WORK = 50_000_000
@@ -54,6 +55,20 @@ class Workspace:
             self._tables[key] = all_distributions(program, datasets, params(point),
                                                   self.options.precision, self.progress)
         return self._tables[key]
+
+    def discrete_table(self, spec: Spec, program: Callable[..., Any], point: Point, kind: str) -> Table:
+        """:meth:`table`, for claims that need output probabilities (not densities of released values)."""
+        table = self.table(spec, program, point)
+        for law in table.laws:
+            for output, weight in law.items():
+                if isinstance(weight, Density):
+                    raise SpecError(f"the mechanism releases continuous noisy values (output {output!r}); "
+                                    f"{kind} claims need outputs with probabilities",
+                                    "release a discrete function of the noisy values (compare them with "
+                                    "thresholds), or state a private(...) claim about the densities",
+                                    file=getattr(getattr(program, "__code__", None), "co_filename", None),
+                                    line=getattr(getattr(program, "__code__", None), "co_firstlineno", None))
+        return table
 
 
 def params(point: Point) -> dict[str, Any]:

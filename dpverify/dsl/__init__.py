@@ -4,12 +4,14 @@ from .claims import Identity, Inequality, identity, inequality
 from .claims import Sensitivity, sensitivity
 from .learning import (Accuracy, Probability, PrivatePrediction, SampleComplexity, Stability, accuracy,
                        private_prediction, probability, sample_complexity, stability)
+from .noise import exponential_noise, gaussian, laplace
 from .params import symbol
 from .primitives import (REJECTED, bernoulli, categorical, exp, exponential, geometric, log,
                          randomized_response, repeat_until_accepted, sqrt, subset, uniform)
 from .queries import count, interval, max_of, mean, min_of, query, total
 from .spec import Spec, spec
-from .universe import ADD_REMOVE, LABEL_ONLY, REPLACE_ONE, Neighbours, Universe, labelled, universe
+from .universe import (ADD_REMOVE, LABEL_ONLY, REPLACE_ONE, Neighbours, Universe, answers, l1_one, labelled,
+                       linf_one, universe)
 
 __all__ = [
     "ADD_REMOVE", "LABEL_ONLY", "REJECTED", "REPLACE_ONE", "Neighbours", "Private", "SameDistribution",
@@ -20,4 +22,5 @@ __all__ = [
     "Sensitivity", "count", "interval", "max_of", "mean", "min_of", "query", "sensitivity", "total",
     "Accuracy", "Probability", "PrivatePrediction", "Stability", "accuracy", "private_prediction",
     "probability", "stability", "SampleComplexity", "sample_complexity",
+    "exponential_noise", "gaussian", "laplace", "answers", "l1_one", "linf_one",
 ]

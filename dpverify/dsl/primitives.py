@@ -45,22 +45,33 @@ def _finite_choices(values: Iterable[T], what: str, fn: str) -> tuple[T, ...]:
     return values
 
 
+def _exactly(runner: Any) -> bool:
+    """Outside a run, or in a run with exact parameters (continuous noise), math stays exact."""
+    return runner is None or runner.session.exact_parameters
+
+
 def exp(x: Any) -> Any:
-    """e**x in the active reading (sympy outside a run)."""
+    """e**x in the active reading (exact sympy outside a run and with exact parameters)."""
     runner = active()
-    return sympy.exp(x) if runner is None else runner.backend.exp(x)
+    return sympy.exp(_sym(x)) if _exactly(runner) else runner.backend.exp(x)
 
 
 def log(x: Any) -> Any:
-    """The natural logarithm in the active reading (sympy outside a run)."""
+    """The natural logarithm in the active reading (exact sympy outside a run and with exact parameters)."""
     runner = active()
-    return sympy.log(x) if runner is None else runner.backend.log(x)
+    return sympy.log(_sym(x)) if _exactly(runner) else runner.backend.log(x)
 
 
 def sqrt(x: Any) -> Any:
-    """The square root in the active reading (sympy outside a run)."""
+    """The square root in the active reading (exact sympy outside a run and with exact parameters)."""
     runner = active()
-    return sympy.sqrt(x) if runner is None else runner.backend.sqrt(x)
+    return sympy.sqrt(_sym(x)) if _exactly(runner) else runner.backend.sqrt(x)
+
+
+def _sym(x: Any) -> Any:
+    if isinstance(x, Fraction):
+        return sympy.Rational(x.numerator, x.denominator)
+    return x
 
 
 def exponential(candidates: Iterable[T], score: Callable[[T], Any], eps: Any, *,

@@ -112,3 +112,30 @@ def universe(records: Iterable[Hashable], n: int | Iterable[int], *,
             raise SpecError("label-only neighbours need records (x, y)",
                             "build the records with dp.labelled(xs, labels)")
     return Universe(records, sizes, neighbours, bool(symmetric))
+
+
+def linf_one(x: tuple, x_prime: tuple) -> bool:
+    """Query-answer vectors of the same length where every answer moves by at most 1 (||q - q'||_inf <= 1).
+
+    The relation of the testers' benchmarks (StatDP, DP-Sniper, CheckDP): m queries of sensitivity 1 each,
+    all of which may change between neighbouring databases.
+    """
+    return len(x) == len(x_prime) and all(abs(a - b) <= 1 for a, b in zip(x, x_prime))
+
+
+def l1_one(x: tuple, x_prime: tuple) -> bool:
+    """Answer vectors at L1 distance at most 1 (||q - q'||_1 <= 1): a histogram, one record added or removed."""
+    return len(x) == len(x_prime) and sum(abs(a - b) for a, b in zip(x, x_prime)) <= 1
+
+
+def answers(values: Iterable[int], m: int, *, neighbours: Callable[[tuple, tuple], bool] = linf_one) -> Universe:
+    """The universe of query-answer vectors: every vector in ``values``^m, neighbours by ``neighbours``.
+
+    Mechanisms of the benchmark literature take the answers q(D) rather than D;
+    quantifying over all answer vectors within the relation covers every
+    database whose queries have the stated sensitivity.
+
+    >>> answers([0, 1], 3).describe()
+    '2 records, n=3, custom (linf_one), sequences'
+    """
+    return universe(values, m, neighbours=neighbours)

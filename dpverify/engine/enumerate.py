@@ -16,7 +16,10 @@ from __future__ import annotations
 
 import contextvars
 from collections.abc import Callable, Hashable
+from fractions import Fraction
 from typing import Any, Optional
+
+import sympy
 
 from ..errors import EnumerationTooLarge, SpecError
 from .backend import Backend
@@ -48,14 +51,30 @@ class Session:
         self.bases: dict[Hashable, Hashable] = {}
         self.window_version = 0
         self.arguments: dict[tuple, dict] = {}
+        self.exact_parameters = False
 
     def convert(self, params: dict) -> dict:
-        """The parameters as backend numbers, converted once per session (Python ints stay ints)."""
+        """The parameters as backend numbers, converted once per session (Python ints stay ints).
+
+        Programs with continuous noise need exact parameters (a noise scale fixes
+        the breakpoints and rates of exact integrals), so once one asks
+        (``exact_parameters``), rationals reach programs as Fractions instead.
+        """
         key = tuple(sorted(params.items(), key=lambda item: item[0]))
+        if self.exact_parameters:
+            return {name: _exact(value) for name, value in key}
         if key not in self.arguments:
             self.arguments[key] = {name: value if isinstance(value, int) else self.backend.num(value)
                                    for name, value in key}
         return self.arguments[key]
+
+
+def _exact(value: Any) -> Any:
+    if isinstance(value, int):
+        return value
+    if isinstance(value, sympy.Rational):
+        return Fraction(int(value.p), int(value.q))
+    return value
 
 
 class Runner:
@@ -69,6 +88,7 @@ class Runner:
         self._branches: dict[tuple, list] = {}
         self._depth = 0
         self._weight: Any = None
+        self.noise: Any = None  # the run's continuous noise (see .noise), created on first use
 
     def draw(self, make: Callable[[], Any]) -> Any:
         """Called by a primitive inside a run: return the value of the current branch.
@@ -115,6 +135,7 @@ class Runner:
                         "draw fewer values, or merge equal outcomes with dp.categorical")
                 self._depth = 0
                 self._weight = None
+                self.noise = None
                 output = program()
                 if self._depth < len(self._path):
                     raise SpecError("the program made different random choices on a replay",
@@ -127,6 +148,12 @@ class Runner:
                                     "which is not hashable",
                                     "return a tuple (or frozenset) instead of a list, set or dict") from None
                 weight = self.backend.num(1) if self._weight is None else self._weight
+                if self.noise is not None:
+                    output, weight = self.noise.finish(output, weight, self.session)
+                    if not hasattr(weight, "terms") and self.backend.is_zero(weight):
+                        if not self._advance():
+                            return result
+                        continue
                 result[output] = result[output] + weight if output in result else weight
                 if not self._advance():
                     return result

@@ -16,9 +16,10 @@ from typing import Any, Optional
 
 import sympy
 
-from ..errors import SpecError, line_in
+from ..errors import NotRational, SpecError, line_in
 from .backend import Backend, IntervalBackend
 from .enumerate import Distribution, Runner, Session
+from .noise import Density, NeedsExactParameters
 
 
 @functools.lru_cache(maxsize=256)
@@ -47,15 +48,36 @@ def call_with(program: Callable[..., Any], data: tuple, params: Mapping[str, Any
 
 def _call(program: Callable[..., Any], data: tuple, params: Mapping[str, Any],
           session: Session) -> Distribution:
-    kwargs = session.convert(params)
     code = getattr(program, "__code__", None)
     filename = code.co_filename if code else "<mechanism>"
     first_line = code.co_firstlineno if code else None
     try:
-        law = Runner(session).distribution(lambda: call_with(program, data, kwargs))
+        while True:
+            try:
+                kwargs = session.convert(params)
+                law = Runner(session).distribution(lambda: call_with(program, data, kwargs))
+                break
+            except (SpecError, NotRational, RecursionError):
+                raise
+            except NeedsExactParameters as exc:
+                if session.exact_parameters:
+                    raise SpecError("a noise parameter or a value compared with noise is an interval number",
+                                    "compute noise scales and thresholds exactly: Fractions, sympy numbers, "
+                                    "dp.exp/dp.log/dp.sqrt (exact in mechanisms with noise)",
+                                    file=filename, line=line_in(exc.__traceback__, filename)) from None
+                session.exact_parameters = True
+            except Exception:
+                # Noise needs exact parameters (its breakpoints and rates are exact), and programs that
+                # compute with a parameter exactly (a noise scale, an integer derived from eps) fail on
+                # interval numbers: rerun the session with the exact values (always sound).
+                if session.exact_parameters:
+                    raise
+                session.exact_parameters = True
     except SpecError as err:
         err.problem = f"{err.problem} (on dataset {data!r})" if "on dataset" not in err.problem else err.problem
         raise err.located(filename, line_in(err.__traceback__, filename) or first_line) from None
+    except NotRational:
+        raise
     except RecursionError:
         raise SpecError(f"the mechanism recursed without end on dataset {data!r}",
                         "make the program terminate on every branch",
@@ -67,8 +89,19 @@ def _call(program: Callable[..., Any], data: tuple, params: Mapping[str, Any],
     return law
 
 
+def mass(weight: Any, backend: Backend) -> Any:
+    """The probability a weight carries: itself, or a density's integral."""
+    return weight.mass(backend) if isinstance(weight, Density) else weight
+
+
+def weight_key(weight: Any, backend: Backend) -> Any:
+    return weight.key(backend) if isinstance(weight, Density) else backend.key(weight)
+
+
 def _check_mass(law: Distribution, backend: Backend, data: tuple, program: Callable[..., Any]) -> None:
-    values = list(law.values())
+    values = [mass(v, backend) for v in law.values()]
+    if any(v is None for v in values):
+        return
     total = sum(values[1:], values[0])
     if backend.sign(total - 1) not in (0, None):
         code = getattr(program, "__code__", None)
@@ -121,7 +154,7 @@ def all_distributions(program: Callable[..., Any], datasets: list[tuple], params
     law_of = []
     unique: list[Distribution] = []
     for law in laws:
-        key = frozenset((o, backend.key(w)) for o, w in law.items())
+        key = frozenset((o, weight_key(w, backend)) for o, w in law.items())
         if key not in distinct:
             distinct[key] = len(unique)
             unique.append(law)

@@ -20,19 +20,9 @@ import sympy
 
 from .backend import SympyBackend
 from .enumerate import Distribution, Session
+from .noise import Density
 from .reading import _call
-
-
-class NotRational(Exception):
-    """A probability is not a rational function of the exponentials of the symbols.
-
-    ``symbols`` names the parameters that appear outside exponentials, if that
-    is the reason (a proof may then keep them fixed and try again).
-    """
-
-    def __init__(self, message: str, symbols: frozenset = frozenset()) -> None:
-        super().__init__(message)
-        self.symbols = symbols
+from ..errors import NotRational  # noqa: F401  (raised by readings; re-exported)
 
 
 @dataclass(frozen=True)
@@ -52,7 +42,7 @@ def symbolic_laws(program: Callable[..., Any], datasets: list[tuple], params: Ma
     law_of = []
     for data in datasets:
         law = _call(program, data, params, session)
-        key = frozenset(law.items())
+        key = frozenset((o, w.symbolic_key() if isinstance(w, Density) else w) for o, w in law.items())
         if key not in index:
             index[key] = len(laws)
             laws.append(law)

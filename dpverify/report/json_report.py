@@ -6,8 +6,13 @@ Schema (decimal strings carry 40 significant digits)::
      "specs": [{"path", "name", "error"?, "claims": [{"id", "kind", "status", "expect",
                  "as_expected", "message",
                  "points": [{"params", "status", "message", "claimed_epsilon", "claimed_delta",
-                             "achieved_epsilon", "achieved_delta", "witness", "seconds"}]}]}],
+                             "achieved_epsilon", "achieved_epsilon_is_lower_bound",
+                             "achieved_delta", "witness", "seconds"}]}]}],
      "summary": {"proved", "verified", "refuted", "unknown", "error"}}
+
+``achieved_epsilon_is_lower_bound`` is true when the exact supremum of the loss
+was not decided (densities with several terms per piece) and ``achieved_epsilon``
+is a certified lower bound from the witness search.
 
 For a formula claim (identity, inequality) ``params`` is ``{}`` and a witness is
 the counterexample: ``x`` maps each symbol to its exact value (a string such as
@@ -50,7 +55,8 @@ def _point(p: PointResult) -> dict[str, Any]:
             witness["ratio"] = w.ratio
     return {"params": p.params, "status": p.status.value, "message": p.message, "method": p.method,
             "claimed_epsilon": p.claimed_epsilon, "claimed_delta": p.claimed_delta,
-            "achieved_epsilon": p.achieved_epsilon, "achieved_delta": p.achieved_delta,
+            "achieved_epsilon": p.achieved_epsilon, "achieved_epsilon_is_lower_bound": p.achieved_is_lower_bound,
+            "achieved_delta": p.achieved_delta,
             "witness": witness, "seconds": round(p.seconds, 3)}
 
 

@@ -24,7 +24,7 @@ def privacy(claim: ClaimResult, decl: Optional[Claim], ctx: Context) -> list[Blo
     headers += ["claimed δ", "achieved δ"] if with_delta else []
     rows = []
     for p in claim.points:
-        row = [params(p), p.status.value, short(p.claimed_epsilon), short(p.achieved_epsilon), _slack(p)]
+        row = [params(p), p.status.value, short(p.claimed_epsilon), (">= " if p.achieved_is_lower_bound else "") + short(p.achieved_epsilon), _slack(p)]
         rows.append(tuple(row + ([short(p.claimed_delta), short(p.achieved_delta)] if with_delta else [])))
     out: list[Block] = [Table(tuple(headers), tuple(rows), numeric=tuple(range(2, len(headers))),
                               caption="Claimed and achieved ε at each grid point (10 significant digits; "

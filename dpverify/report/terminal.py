@@ -37,8 +37,8 @@ def render(report: Report, console: Console) -> None:
                 status = point.status.value
                 shown = Text(status + (" (expected)" if claim.expect == status else ""),
                              style="green" if claim.expect == status else _STYLE[status])
-                table.add_row(spec.name, claim.claim_id, params, shown,
-                              _short(point.claimed_epsilon), _short(point.achieved_epsilon),
+                achieved = (">=" if point.achieved_is_lower_bound else "") + _short(point.achieved_epsilon)
+                table.add_row(spec.name, claim.claim_id, params, shown, _short(point.claimed_epsilon), achieved,
                               f"{point.seconds:.2f}s")
     console.print(table)
     for spec in report.specs:

@@ -1,0 +1,51 @@
+"""Continuous noise primitives: Laplace, one-sided exponential and Gaussian noise on an exact answer.
+
+Each returns a noisy value -- a handle the engine integrates over exactly,
+never a sample (see :mod:`dpverify.engine.noise`).  A mechanism may compare
+noisy values with constants or with each other (``if x > threshold:``), shift
+them by constants, and return them; the engine then computes exact output
+probabilities, or for returned values exact densities.
+"""
+from __future__ import annotations
+
+import sys
+from typing import Any
+
+import sympy
+
+from ..engine.enumerate import active
+from ..engine.noise import Noise, Noisy, exact, state
+from ..errors import SpecError
+
+
+def _noise(kind: str, value: Any, scale: Any, fn: str, what: str) -> Noisy:
+    runner = active()
+    if runner is None:
+        raise SpecError(f"{fn}() was called outside a mechanism run",
+                        "call primitives only inside the mechanism function that a spec names; "
+                        "run it with `dpverify check`")
+    centre = exact(value, "value", fn)
+    width = exact(scale, what, fn)
+    positive = width > 0 if not isinstance(width, sympy.Basic) else width.is_positive
+    if positive is False or (positive is None and not width.free_symbols):
+        raise SpecError(f"{fn}: {what}={scale} must be positive", f"pass {what} > 0, e.g. 1/eps")
+    if positive is None:
+        raise SpecError(f"{fn}: cannot tell that {what}={scale} is positive",
+                        "declare the parameters positive: dp.symbol('eps', positive=True)")
+    caller = sys._getframe(2)  # the mechanism's line that asked for the noise
+    return state(runner).add(Noise(kind, centre, width, site=(caller.f_code.co_filename, caller.f_lineno)))
+
+
+def laplace(value: Any, scale: Any) -> Noisy:
+    """value + Lap(scale): density exp(-|x - value|/scale) / (2 scale)."""
+    return _noise("laplace", value, scale, "laplace", "scale")
+
+
+def exponential_noise(value: Any, scale: Any) -> Noisy:
+    """value + Exp(scale), one-sided: density exp(-(x - value)/scale)/scale for x >= value."""
+    return _noise("exponential", value, scale, "exponential_noise", "scale")
+
+
+def gaussian(value: Any, sigma: Any) -> Noisy:
+    """value + N(0, sigma^2); released values only (Gaussian noise cannot be compared exactly)."""
+    return _noise("gaussian", value, sigma, "gaussian", "sigma")
