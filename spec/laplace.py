@@ -15,9 +15,13 @@ Claims in this file so far:
   with the integral left unevaluated in the spec: the check evaluates it with
   sympy and proves the identity for all b and t.
 
-(Laplace noise as a mechanism primitive, its eps-DP claim and the derived
-sensitivity 1/m of a mean of m values in [0, 1] belong in separate specs of
-this file.)
+* ``mean_sensitivity`` -- the mean of m values in [0, 1] has sensitivity 1/m
+  (derived, for both relations);
+* ``laplace_mechanism`` -- the mean of m = 3 values in {0, 1/2, 1} released
+  with Lap(1/(m eps)) is eps-DP: the loss sup_v ln(p_X(v)/p_X'(v)) is derived
+  from the densities for every neighbouring pair (|q - q'|/b, at most
+  (1/m)/(1/(m eps)) = eps) and proved for every eps; claiming eps/2 is refuted
+  with a witness value v.
 """
 import sympy
 
@@ -60,4 +64,26 @@ mean_sensitivity = dp.spec(
          "X' = X minus v, m >= 2): q(X) - q(X') = (v - mean of the others)/m, again at most 1/m."),
     claims=[dp.sensitivity(mean_of_unit_values, 1 / m, n=m, neighbours=dp.REPLACE_ONE, id="mean_replace_one"),
             dp.sensitivity(mean_of_unit_values, 1 / m, n=m, neighbours=dp.ADD_REMOVE, id="mean_add_remove")],
+)
+
+
+# ----- the mechanism: q(X) + Lap(Delta/eps) ---------------------------------------------------
+
+eps = dp.symbol("eps", positive=True)
+VALUES = (0, sympy.Rational(1, 2), 1)
+
+
+def noisy_mean(data, eps):
+    """The mean of the records plus Laplace noise of scale Delta/eps, Delta = 1/m."""
+    m = len(data)
+    return dp.laplace(sum(data) / sympy.Integer(m), 1 / (m * eps))
+
+
+laplace_mechanism = dp.spec(
+    noisy_mean,
+    name="laplace_mechanism",
+    doc="q(X) + Lap(Delta/eps) with q the mean of m = 3 values in [0, 1] (Delta = 1/m) is eps-DP.",
+    universe=dp.universe(VALUES, n=3, neighbours=dp.REPLACE_ONE),
+    grid={eps: [sympy.Rational(1, 2), 1]},
+    claims=[dp.private(eps, id="eps_dp"), dp.private(eps / 2, id="half_eps", expect="refuted")],
 )
