@@ -16,7 +16,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from . import __version__
 from .checks.workspace import DEFAULT_MAX_WORK, DEFAULT_PRECISION, Options
 from .errors import SpecError
-from .runner import Report, check_paths, exit_code, render_error
+from .runner import Report, check_paths, default_jobs, exit_code, render_error
 
 
 def _points(values: tuple[str, ...]) -> Optional[dict[str, str]]:
@@ -47,13 +47,15 @@ def main() -> None:
 @click.option("--spec", "spec_filter", default=None, help="Only the spec with this name.")
 @click.option("--claim", "claim_filter", default=None, help="Only the claim with this id.")
 @click.option("--point", "point_values", multiple=True, help="Only grid points with NAME=VALUE (repeatable).")
+@click.option("--jobs", "-j", default=None, type=click.IntRange(1),
+              help="Worker processes, one spec file each [default: the number of cores].")
 def check(paths: tuple[str, ...], as_json: bool, precision: int, max_work: int, proofs: bool,
           spec_filter: Optional[str],
-          claim_filter: Optional[str], point_values: tuple[str, ...]) -> None:
+          claim_filter: Optional[str], point_values: tuple[str, ...], jobs: Optional[int]) -> None:
     """Check every claim of the spec files under PATHS."""
     options = Options(precision=precision, max_work=max_work, proofs=proofs)
     report = _run(list(paths), options, show_progress=not as_json, claim_filter=claim_filter,
-                  point_filter=_points(point_values), spec_filter=spec_filter)
+                  point_filter=_points(point_values), spec_filter=spec_filter, jobs=jobs)
     _print(report, as_json)
     sys.exit(exit_code(report))
 
@@ -71,9 +73,11 @@ def _print(report: Report, as_json: bool) -> None:
 
 
 def _run(paths: list[str], options: Options, show_progress: bool, claim_filter: Optional[str] = None,
-         point_filter: Optional[dict[str, str]] = None, spec_filter: Optional[str] = None) -> Report:
+         point_filter: Optional[dict[str, str]] = None, spec_filter: Optional[str] = None,
+         jobs: Optional[int] = None) -> Report:
     """Check the specs under ``paths``, with a progress bar on a terminal; exit 2 on a usage error."""
     console = Console(stderr=True)
+    jobs = default_jobs() if jobs is None else jobs
     try:
         if show_progress and console.is_terminal:
             progress = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
@@ -82,9 +86,10 @@ def _run(paths: list[str], options: Options, show_progress: bool, claim_filter: 
                 task = progress.add_task("checking", total=None)
                 return check_paths(paths, options, claim_filter=claim_filter, point_filter=point_filter,
                                    spec_filter=spec_filter, on_load=lambda n: progress.update(task, total=n),
-                                   on_point=lambda label: progress.update(task, advance=1, description=label))
+                                   on_point=lambda label: progress.update(task, advance=1, description=label),
+                                   jobs=jobs)
         return check_paths(paths, options, claim_filter=claim_filter, point_filter=point_filter,
-                           spec_filter=spec_filter)
+                           spec_filter=spec_filter, jobs=jobs)
     except SpecError as err:
         click.echo(f"error: {render_error(err)}", err=True)
         sys.exit(2)

@@ -98,3 +98,24 @@ def test_a_claim_expected_to_be_refuted_is_green_only_when_refuted(tmp_path, mon
     assert result.exit_code == 1
     claim = json.loads(result.output)["specs"][0]["claims"][0]
     assert claim["status"] == "proved" and not claim["as_expected"]
+
+
+def test_parallel_workers_give_the_same_report_in_the_same_order() -> None:
+    """--jobs 2 checks files in worker processes; apart from timings the JSON must not change."""
+    from pathlib import Path
+    root = Path(__file__).resolve().parent.parent / "spec"
+    paths = [str(root / "randomized_response.py"), str(root / "geometric.py"), str(root / "sq_learner.py")]
+
+    def run(jobs: str) -> dict:
+        result = CliRunner().invoke(main, ["check", *paths, "--json", "--jobs", jobs])
+        assert result.exit_code == 0, result.output
+        document = json.loads(result.output)
+        for spec in document["specs"]:
+            for claim in spec["claims"]:
+                for point in claim["points"]:
+                    point.pop("seconds")
+        return document
+
+    sequential, parallel = run("1"), run("2")
+    assert [s["name"] for s in sequential["specs"]] == [s["name"] for s in parallel["specs"]]
+    assert sequential == parallel
