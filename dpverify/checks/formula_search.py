@@ -34,7 +34,7 @@ SEARCH_DPS = 30
 MAX_EXAMPLES = 400
 REFINE_EVALUATIONS = 600
 DEFAULT_SPAN = 20
-TIME_BUDGET = 5.0  # seconds; slow sides (numeric integrals) stop the search early, as unknown
+TIME_BUDGET = 30.0  # seconds; a safety net for slow sides (numeric integrals): the search then ends as unknown
 TOLERANCE = mpmath.mpf(10) ** -20
 
 Score = Callable[[Values], Optional[mpmath.mpf]]
