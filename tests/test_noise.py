@@ -583,3 +583,69 @@ def test_gaussian_mutant_with_halved_sigma_is_refuted(halved) -> None:
                                 grid=[{eps: 1, sigma: s, delta: claimed}],
                                 claims=[dp.private(eps, delta)]), proofs=False)
     assert result.status.value == ("refuted" if halved else "verified"), result.message
+
+
+# -- released sums of noisy values ------------------------------------------------------------------
+
+def prefix_sums(q, eps):
+    running, out = 0, []
+    for qi in q:
+        running = running + dp.laplace(qi, 1 / eps)
+        out.append(running)
+    return tuple(out)
+
+
+def sum_and_difference(q, eps):
+    x, y = dp.laplace(q[0], 1 / eps), dp.laplace(q[1], 1 / eps)
+    return (x + y, x - y)
+
+
+@pytest.mark.parametrize("neighbours, level", [(dp.l1_one, 1), (dp.linf_one, 3)])
+def test_prefix_sums_cost_eps_per_moved_entry(neighbours, level) -> None:
+    """One entry moved: eps (the sums are a bijection of the noise); every entry moved: 3 eps."""
+    universe = dp.answers([0, 1], 3, neighbours=neighbours)
+    holds = check(prefix_sums, universe, dp.private(level * eps))
+    assert holds.status.value in ("verified", "proved"), holds.message
+    assert abs(achieved(holds)[0] - level * frac(HALF)) < mpmath.mpf(10) ** -30
+    broken = check(prefix_sums, universe, dp.private(level * eps * Fraction(9, 10)))
+    assert broken.status.value == "refuted", broken.message
+
+
+def test_a_released_linear_map_reports_the_density_of_the_released_values() -> None:
+    """(x + y, x - y) has |det| = 2: the witness density is the Laplace product at A^-1 v, halved."""
+    result = check(sum_and_difference, dp.answers([0, 1], 2), dp.private(eps * Fraction(9, 10)))
+    assert result.status.value == "refuted", result.message
+    w = result.witness
+    values = [Fraction(v) for v in re.findall(r"v\d=(-?[\d/]+)", w.output)]
+    s, d = values
+    b = 1 / frac(HALF)
+    with mpmath.workdps(50):
+        def density(q):
+            x, y = (s + d) / 2, (s - d) / 2
+            return (mpmath.exp(-abs(frac(x) - q[0]) / b) * mpmath.exp(-abs(frac(y) - q[1]) / b)) / (4 * b * b) / 2
+        assert abs(decimal_of(w.p) - density(w.x)) < mpmath.mpf(10) ** -35
+        assert abs(decimal_of(w.p_prime) - density(w.x_prime)) < mpmath.mpf(10) ** -35
+
+
+def test_smart_sum_is_two_eps_and_its_noiseless_block_ends_are_refuted() -> None:
+    def smart_with(q, eps, noisy_ends):
+        total, current, out = 0, 0, []
+        for i, qi in enumerate(q):
+            if i % 2 == 1:
+                current = total + qi + (dp.laplace(0, 1 / eps) if noisy_ends else 0)
+                total = 0
+            else:
+                current = current + dp.laplace(qi, 1 / eps)
+                total = total + qi
+            out.append(current)
+        return tuple(out)
+    def smart(q, eps):
+        return smart_with(q, eps, True)
+
+    def noiseless_ends(q, eps):
+        return smart_with(q, eps, False)
+    universe = dp.answers([0, 1], 4, neighbours=dp.l1_one)
+    assert check(smart, universe, dp.private(2 * eps)).status.value in ("verified", "proved")
+    assert check(smart, universe, dp.private(eps * Fraction(19, 10))).status.value == "refuted"
+    bad = check(noiseless_ends, universe, dp.private(2 * eps))
+    assert bad.status.value == "refuted" and bad.achieved_epsilon == "inf", bad.message

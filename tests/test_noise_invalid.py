@@ -38,12 +38,18 @@ CASES = {
     "int of noisy": (mech_body("return int(dp.laplace(q[0], 1 / eps))"), 6, "not supported"),
     "noisy as a truth value": (
         mech_body("x = dp.laplace(q[0], 1 / eps)", "if x:", "    return 1", "return 0"), 7, "truth value"),
-    "noisy - noisy": (
+    "noisy - noisy, compared": (
         mech_body("x = dp.laplace(q[0], 1 / eps)", "y = dp.laplace(q[1], 1 / eps)", "return x - y > 0"), 8,
-        "another noisy value"),
-    "noisy + noisy": (
+        "can be released, not compared"),
+    "noisy + noisy, compared": (
         mech_body("x = dp.laplace(q[0], 1 / eps)", "y = dp.laplace(q[1], 1 / eps)", "return x + y > 0"), 8,
-        "another noisy value"),
+        "can be released, not compared"),
+    "a released sum of a compared value": (
+        mech_body("x = dp.laplace(q[0], 1 / eps)", "y = dp.laplace(q[1], 1 / eps)", "z = x > 0",
+                  "return x + y"), 7, "also compared"),
+    "released sums that are linearly dependent": (
+        mech_body("x = dp.laplace(q[0], 1 / eps)", "y = dp.laplace(q[1], 1 / eps)",
+                  "return (x + y, x + y + 1)"), 7, "linearly dependent"),
     "zero scale": (mech_body("return dp.laplace(q[0], 0)"), 6, "must be positive"),
     "negative scale at a grid point": (mech_body("return dp.laplace(q[0], eps - 2)"), 6, "must be positive"),
     "negative exponential scale": (mech_body("return dp.exponential_noise(q[0], -eps)"), 6, "must be positive"),

@@ -49,6 +49,7 @@ class Normal:
     constant: Any
     slots: list  # per released value: a Piecewise, or ("gaussian", centre, sigma)
     reason: str = ""
+    mixes: tuple = ()  # per released value: the linear map of released sums it belongs to (or None)
 
 
 def _normal(weight: Any, backend: Any) -> Normal:
@@ -60,7 +61,9 @@ def _normal(weight: Any, backend: Any) -> Normal:
                                 "one-dimensional density per value)")
     if len(weight.terms) == 1:
         constant, factors = weight.terms[0]
-        return Normal(constant, [_slot(f, backend) for f in factors])
+        return Normal(constant, [_slot(f, backend) for f in factors], mixes=tuple(f.mix for f in factors))
+    if any(f.mix is not None for _, fs in weight.terms for f in fs):
+        return Normal(None, [], "released sums of noisy values on several paths")
     if sizes == {1} and all(f.function is not None for _, fs in weight.terms for f in fs):
         total = None
         for constant, (factor,) in weight.terms:
@@ -106,6 +109,7 @@ class Cell:
     decided: bool
     reason: str = ""
     exact: bool = True  # the loss is attained at ``points`` (ties can be decided exactly there)
+    below: bool = False  # the loss is shown to be at most the claim's eps (single released value)
 
 
 @dataclass
@@ -119,6 +123,7 @@ class SlotSup:
     where: Optional[Candidate]
     exact: bool
     reason: str = ""
+    below: bool = False  # shown to be at most the target (the claim's bound for this value)
 
 
 def _slot_sup(g: Any, h: Any, backend: Any, target: Any = None, search: bool = True) -> SlotSup:
@@ -159,8 +164,9 @@ def _slot_sup(g: Any, h: Any, backend: Any, target: Any = None, search: bool = T
     if bound is None:
         return SlotSup(None, best, where, False, "a density that may vanish inside a piece")
     enclosure = backend.ctx.mpf([bound.lower.a, bound.upper])
+    below = target is not None and bound.upper != math.inf and bound.upper <= target
     return SlotSup(enclosure if not bound.at_candidate else bound.lower, bound.lower, bound.where,
-                   bound.at_candidate)
+                   bound.at_candidate, below=below)
 
 
 def _cell(x: tuple, x_prime: tuple, output: Any, w: Any, w_prime: Any, backend: Any, bound: Any = None,
@@ -171,14 +177,18 @@ def _cell(x: tuple, x_prime: tuple, output: Any, w: Any, w_prime: Any, backend: 
     a, b = _normal(w, backend), _normal(w_prime, backend)
     if a.constant is None or b.constant is None:
         return Cell(x, x_prime, output, None, None, None, False, a.reason or b.reason)
+    if a.mixes != b.mixes:
+        return Cell(x, x_prime, output, None, None, None, False,
+                    "the released sums are different linear maps of the noise on the two datasets")
     ratio = a.constant / b.constant
     ctx = backend.ctx
-    total, lower, points, exact = ratio, ratio, [], True
+    total, lower, points, exact, below = ratio, ratio, [], True, False
     target = None
     if bound is not None and len(a.slots) == 1 and backend.sign(ratio) == 1:
         target = (bound / ratio).a
     for g, h in zip(a.slots, b.slots):
         slot = _slot_sup(g, h, backend, target, search)
+        below = slot.below
         points.append(slot.where)
         if slot.value is None:
             low = None if slot.lower is None or lower == math.inf else ctx.log(lower * slot.lower)
@@ -189,7 +199,8 @@ def _cell(x: tuple, x_prime: tuple, output: Any, w: Any, w_prime: Any, backend: 
         total, lower = total * slot.value, lower * slot.lower
     if backend.is_zero(ratio):
         return Cell(x, x_prime, output, ctx.mpf(-math.inf), ctx.mpf(-math.inf), points, True)
-    return Cell(x, x_prime, output, ctx.log(total), ctx.log(lower), points, True, exact=exact)
+    return Cell(x, x_prime, output, ctx.log(total), ctx.log(lower), points, True, exact=exact,
+                below=below and target is not None)
 
 
 def _support_points(weight: Any, backend: Any) -> Optional[list]:
@@ -263,7 +274,7 @@ def check_density(program: Any, point: Point, eps: sympy.Expr, delta: sympy.Expr
     refuted = _first_refutation(program, point, eps, all_cells, table, result)
     if refuted is not None:
         return refuted
-    straddling = [c for c in decided if c.loss != math.inf and not c.loss.b <= eps_iv.a]
+    straddling = [c for c in decided if c.loss != math.inf and not c.loss.b <= eps_iv.a and not c.below]
     inexact = [c for c in straddling if not c.exact]
     if inexact:
         cell = inexact[0]
@@ -375,6 +386,39 @@ def _witness_points(cell: Cell, law: dict, law_prime: dict, bound: Any, backend:
     return points
 
 
+def a_mixes(law: dict, cell: Cell) -> tuple:
+    weight = law.get(cell.output)
+    return tuple(f.mix for f in weight.terms[0][1]) if isinstance(weight, Density) and weight.terms else ()
+
+
+def _determinant(matrix: tuple) -> Fraction:
+    """The exact determinant of a square rational matrix (Gaussian elimination)."""
+    rows = [list(row) for row in matrix]
+    n, det = len(rows), Fraction(1)
+    for col in range(n):
+        pivot = next((r for r in range(col, n) if rows[r][col] != 0), None)
+        if pivot is None:
+            return Fraction(0)
+        if pivot != col:
+            rows[col], rows[pivot], det = rows[pivot], rows[col], -det
+        det *= rows[col][col]
+        for r in range(col + 1, n):
+            factor = rows[r][col] / rows[col][col]
+            rows[r] = [a - factor * b for a, b in zip(rows[r], rows[col])]
+    return det
+
+
+def _released_values(mixes: tuple, points: list) -> list:
+    """The released values at the witness: w itself, or y = A w for released sums (see noise._linear)."""
+    values = [c.t for c in points]
+    for mix in set(m for m in mixes if m is not None):
+        group, matrix = mix
+        w = [points[k].t for k in group]
+        for i, k in enumerate(group):
+            values[k] = sum((a * b for a, b in zip(matrix[i], w)), Fraction(0))
+    return values
+
+
 def _gaussian_beyond(g: tuple, h: tuple, bound: Any, backend: Any) -> Candidate:
     mu, nu, sigma = g[1], h[1], g[2]
     s = float(sympy.N(sigma, 30))
@@ -398,10 +442,13 @@ def _refute(program: Any, point: Point, eps: sympy.Expr, cell: Cell, table: Any,
         return result
     p = _evaluate(law, cell.output, points, fresh)
     q = _evaluate(law_prime, cell.output, points, fresh)
+    for mix in set(m for m in a_mixes(law, cell) if m is not None):  # densities of y = A w: divide by |det A|
+        determinant = fresh.num(abs(_determinant(mix[1])))
+        p, q = p / determinant, q / determinant
     if not ((p - e_eps * q).a > 0 or (exact and fresh.sign(p - e_eps * q) != -1)):
         result.message = f"a violation found at {table.backend.dps} digits was not confirmed at {dps} digits"
         return result
-    values = ", ".join(f"v{k}={c.t}" for k, c in enumerate(points))
+    values = ", ".join(f"v{k}={value}" for k, value in enumerate(_released_values(a_mixes(law, cell), points)))
     ratio = "inf" if fresh.is_zero(q) else decimal(p / q)
     density = "density" if points else "probability"
     result.status = Status.REFUTED

@@ -3,7 +3,8 @@
 Each returns a noisy value -- a handle the engine integrates over exactly,
 never a sample (see :mod:`dpverify.engine.noise`).  A mechanism may compare
 noisy values with constants or with each other (``if x > threshold:``), shift
-them by constants, and return them; the engine then computes exact output
+them by constants, add them to each other (sums can be released, not
+compared), and return them; the engine then computes exact output
 probabilities, or for returned values exact densities.
 """
 from __future__ import annotations

@@ -114,6 +114,9 @@ class Factor:
     """The density of one released value v = x + offset jointly with the path's event.
 
     ``function``: a piecewise exponential in v (Laplace/exponential noise);
+    ``mix``: set when released values are sums of noise variables -- then the factor is the
+    density of one coordinate w_k of w = A^-1 y (a bijection that does not depend on the data,
+    so density ratios are the same in y and in w);
     ``noise``/``interval``: the single variable's law and the interval it was
     restricted to, when the component has no other variable (the symbolic
     reading uses these); ``joint``: the value's component holds another
@@ -125,6 +128,7 @@ class Factor:
     interval: Interval
     function: Optional[pw.Piecewise] = None
     joint: bool = False
+    mix: Optional[tuple] = None  # (slots, A): released sums y = A w of independent values w (see _linear)
 
 
 @dataclass
@@ -152,11 +156,11 @@ class Density:
 
     def symbolic_key(self) -> Any:
         """A hashable key for exact (sympy) weights, whose factors carry no functions."""
-        return tuple((c, tuple((f.noise, f.offset, f.interval, f.joint) for f in factors))
+        return tuple((c, tuple((f.noise, f.offset, f.interval, f.joint, f.mix) for f in factors))
                      for c, factors in self.terms)
 
     def key(self, backend: Any) -> Any:
-        return tuple((backend.key(c), tuple((f.noise, f.offset, f.interval, f.joint,
+        return tuple((backend.key(c), tuple((f.noise, f.offset, f.interval, f.joint, f.mix,
                                              _pw_key(f.function, backend)) for f in factors))
                      for c, factors in self.terms)
 
@@ -175,19 +179,19 @@ class Noisy:
     def __init__(self, state: "NoiseState", var: int, offset: Any) -> None:
         self.state, self.var, self.offset = state, var, offset
 
-    def __add__(self, other: Any) -> "Noisy":
+    def __add__(self, other: Any) -> Any:
+        if isinstance(other, (Noisy, NoisyLinear)):
+            return NoisyLinear.of(self) + other
         return Noisy(self.state, self.var, self.offset + self._constant(other, "+"))
 
     __radd__ = __add__
 
-    def __sub__(self, other: Any) -> "Noisy":
+    def __sub__(self, other: Any) -> Any:
+        if isinstance(other, (Noisy, NoisyLinear)):
+            return NoisyLinear.of(self) - other
         return Noisy(self.state, self.var, self.offset - self._constant(other, "-"))
 
     def _constant(self, other: Any, op: str) -> Any:
-        if isinstance(other, Noisy):
-            raise SpecError(f"a noisy value {op} another noisy value is not supported",
-                            "compare noisy values directly (a > b), or add noise to the difference of the "
-                            "exact answers instead")
         value = exact(other, "the constant", f"noisy value {op}")
         if not isinstance(value, Fraction):
             raise SpecError(f"noisy value {op} {other!r}: the constant must be an exact rational",
@@ -225,6 +229,64 @@ class Noisy:
     def __repr__(self) -> str:
         noise = self.state.variables[self.var]
         return f"noisy({noise.describe()}{f' + {self.offset}' if self.offset else ''})"
+
+
+class NoisyLinear:
+    """sum_k c_k x_k + offset over noise variables x_k: a sum of noisy values (a running sum, a prefix
+    sum).  It may be shifted, added to and released, not compared: its density is exact when the
+    released sums are an invertible linear map of uncompared Laplace values."""
+
+    __slots__ = ("state", "coefficients", "offset")
+
+    def __init__(self, state: "NoiseState", coefficients: dict, offset: Any) -> None:
+        self.state, self.coefficients, self.offset = state, coefficients, offset
+
+    @staticmethod
+    def of(value: Any) -> "NoisyLinear":
+        if isinstance(value, NoisyLinear):
+            return value
+        return NoisyLinear(value.state, {value.var: Fraction(1)}, value.offset)
+
+    def _combine(self, other: Any, sign: int) -> "NoisyLinear":
+        if isinstance(other, (Noisy, NoisyLinear)):
+            other = NoisyLinear.of(other)
+            if other.state is not self.state:
+                raise SpecError("noisy values of different runs were added", "add noisy values of one run only")
+            coefficients = dict(self.coefficients)
+            for var, c in other.coefficients.items():
+                coefficients[var] = coefficients.get(var, 0) + sign * c
+            return NoisyLinear(self.state, {v: c for v, c in coefficients.items() if c}, self.offset + sign * other.offset)
+        value = exact(other, "the constant", "sum of noisy values")
+        if not isinstance(value, Fraction):
+            raise SpecError(f"a sum of noisy values shifted by {other!r}: the constant must be an exact rational",
+                            "shift noisy values by exact rationals only")
+        return NoisyLinear(self.state, dict(self.coefficients), self.offset + sign * value)
+
+    def __add__(self, other: Any) -> "NoisyLinear":
+        return self._combine(other, 1)
+
+    __radd__ = __add__
+
+    def __sub__(self, other: Any) -> "NoisyLinear":
+        return self._combine(other, -1)
+
+    def _refuse(self, *_: Any) -> Any:
+        raise SpecError("a sum of noisy values can be released, not compared or used in arithmetic "
+                        "beyond + and - (exact integration covers comparisons of single noisy values)",
+                        "compare the noisy values themselves, or release the sum")
+
+    __gt__ = __ge__ = __lt__ = __le__ = __mul__ = __rmul__ = __truediv__ = __neg__ = __abs__ = _refuse
+    __rsub__ = __float__ = __int__ = __bool__ = _refuse
+
+    def __eq__(self, other: Any) -> bool:
+        return self is other
+
+    def __hash__(self) -> int:
+        return id(self)
+
+    def __repr__(self) -> str:
+        terms = " + ".join(f"{c}*x{v}" for v, c in sorted(self.coefficients.items()))
+        return f"noisy({terms}{f' + {self.offset}' if self.offset else ''})"
 
 
 @dataclass(frozen=True)
@@ -328,25 +390,69 @@ class NoiseState:
 
     def finish(self, output: Any, weight: Any, session: Session) -> tuple[Any, Any]:
         """The run's output and weight: the probability times the integral of its event, or a density."""
-        backend = session.backend
-        released: list[Noisy] = []
+        released: list = []
         skeleton = _skeleton(output, released)
+        factors: list[Optional[Factor]] = [None] * len(released)
+        simple: dict[int, int] = {}
+        linear_vars: set = set()
+        for group in _linear_groups(released):
+            forms = [NoisyLinear.of(released[k]) for k in group]
+            if len(group) == 1 and isinstance(released[group[0]], Noisy):
+                simple[group[0]] = released[group[0]].var
+                continue
+            for k, factor in zip(group, self._linear(group, forms, session)):
+                factors[k] = factor
+            linear_vars |= {v for form in forms for v in form.coefficients}
         components: dict[int, list[int]] = {}
         for var in range(len(self.variables)):
             components.setdefault(self._find(var), []).append(var)
-        slots = {value.var: k for k, value in enumerate(released)}
-        factors: list[Factor] = []
-        for value in released:
-            members = components[self._find(value.var)]
-            joint = sum(1 for m in members if m in slots) > 1 or sum(1 for v in released if v.var == value.var) > 1
-            factors.append(self._factor(value, members, joint, session))
+        slots = {var: k for k, var in simple.items()}
+        for k, var in simple.items():
+            members = components[self._find(var)]
+            joint = sum(1 for m in members if m in slots or m in linear_vars) > 1 or list(simple.values()).count(var) > 1
+            factors[k] = self._factor(released[k], members, joint, session)
         for members in components.values():
-            if any(m in slots for m in members) or not self._constrained(members):
+            if any(m in slots or m in linear_vars for m in members) or not self._constrained(members):
                 continue
             weight = weight * self._probability(members, session)
         if not released:
             return skeleton, weight
         return skeleton, Density([(weight, tuple(factors))])
+
+    def _linear(self, group: list[int], forms: list, session: Session) -> list[Factor]:
+        """Factors for released sums y = A x + o of Laplace values x that nothing compared.
+
+        With w = A^-1 y (a bijection fixed by the program, not by the data), w_k = x_k + (A^-1 o)_k:
+        independent Laplace values with centres nu = mu + A^-1 o, whose densities are the factors."""
+        variables = sorted({v for form in forms for v in form.coefficients})
+        file, line = self.variables[variables[-1]].site or (None, None)
+        for v in variables:
+            noise = self.variables[v]
+            if noise.kind != "laplace" or self.unary[v] != noise.support() or self._find(v) != v or any(
+                    v in edge for edge in self.edges):
+                raise SpecError("a released sum of noisy values involves a value that was also compared (or is "
+                                "not Laplace noise); its density is not supported",
+                                "release sums of fresh Laplace values, or the compared values themselves",
+                                file=file, line=line)
+        if len(variables) != len(forms):
+            raise SpecError(f"{len(forms)} released sums of {len(variables)} noisy values have no joint density "
+                            "(the map from noise to outputs must be invertible)",
+                            "release as many independent sums as there are noise values", file=file, line=line)
+        matrix = [[form.coefficients.get(v, Fraction(0)) for v in variables] for form in forms]
+        inverse = _inverse(matrix)
+        if inverse is None:
+            raise SpecError("the released sums of noisy values are linearly dependent: no joint density",
+                            "release linearly independent sums", file=file, line=line)
+        offsets = [form.offset for form in forms]
+        mix = (tuple(group), tuple(tuple(row) for row in matrix))
+        factors = []
+        for i, v in enumerate(variables):
+            noise = self.variables[v]
+            shift = sum((inverse[i][j] * offsets[j] for j in range(len(forms))), Fraction(0))
+            virtual = Noise("laplace", noise.centre + shift, noise.scale, site=noise.site)
+            function = virtual.density(session.backend) if virtual.rational else None
+            factors.append(Factor(virtual, Fraction(0), FULL, function, mix=mix))
+        return factors
 
     def _constrained(self, members: list[int]) -> bool:
         return len(members) > 1 or self.unary[members[0]] != self.variables[members[0]].support()
@@ -419,11 +525,50 @@ def _not_rational(noise: Noise) -> Exception:
                      file=file, line=line)
 
 
-def _skeleton(output: Any, released: list[Noisy]) -> Any:
-    if isinstance(output, Noisy):
+def _linear_groups(released: list) -> list[list[int]]:
+    """Indices of released values, grouped by shared noise variables (transitively)."""
+    owner: dict[int, int] = {}
+    parent = list(range(len(released)))
+
+    def find(k: int) -> int:
+        while parent[k] != k:
+            k = parent[k]
+        return k
+    for k, value in enumerate(released):
+        for var in NoisyLinear.of(value).coefficients:
+            if var in owner:
+                parent[find(k)] = find(owner[var])
+            else:
+                owner[var] = k
+    groups: dict[int, list[int]] = {}
+    for k in range(len(released)):
+        groups.setdefault(find(k), []).append(k)
+    return list(groups.values())
+
+
+def _inverse(matrix: list[list[Fraction]]) -> Optional[list[list[Fraction]]]:
+    """The exact inverse of a square rational matrix (Gauss-Jordan), or None when singular."""
+    n = len(matrix)
+    rows = [list(row) + [Fraction(int(i == j)) for j in range(n)] for i, row in enumerate(matrix)]
+    for col in range(n):
+        pivot = next((r for r in range(col, n) if rows[r][col] != 0), None)
+        if pivot is None:
+            return None
+        rows[col], rows[pivot] = rows[pivot], rows[col]
+        head = rows[col][col]
+        rows[col] = [x / head for x in rows[col]]
+        for r in range(n):
+            if r != col and rows[r][col] != 0:
+                factor = rows[r][col]
+                rows[r] = [a - factor * b for a, b in zip(rows[r], rows[col])]
+    return [row[n:] for row in rows]
+
+
+def _skeleton(output: Any, released: list) -> Any:
+    if isinstance(output, (Noisy, NoisyLinear)):
         released.append(output)
         return Released(len(released) - 1)
-    if isinstance(output, tuple) and any(isinstance(item, (Noisy, tuple)) for item in output):
+    if isinstance(output, tuple) and any(isinstance(item, (Noisy, NoisyLinear, tuple)) for item in output):
         return tuple(_skeleton(item, released) for item in output)
     return output
 

@@ -21,10 +21,25 @@ Instances: the scalar mechanisms take a in {0, 1, 2} (DP-Sniper's pairs
 eps = 1/200 is used as it is (20 released values are cheap: the loss
 factorises).  The sums take m = 3 entries in {0, 1} under ``dp.l1_one``.
 
-Not here: PrefixSum (ShadowDP ``prefixsum``, DP-Sniper ``PrefixSum``) and
-SmartSum / BadSmartSum (CheckDP) add noisy values to each other
-(s = s + q_i + Lap), which the engine does not support: only exact shifts of
-a noisy value are allowed.
+* ``prefix_sum`` -- every prefix sum s_k = sum_{i <= k} (q_i + Lap(1/eps)).
+  ShadowDP ``prefixsum``, DP-Sniper ``PrefixSum``.  The released sums are an
+  invertible linear map of independent Laplace values, so their density is
+  exact (the engine works in the coordinates w = A^-1 y).  Claimed eps under
+  one-differ neighbours (ShadowDP): true exactly eps.  Under the
+  all-differ (ell_inf) pairs DP-Sniper runs it with, the true level is
+  exactly m*eps (every noise term's centre moves): ``prefix_sum_all_differ``
+  claims m*eps (holds) and eps (refuted).
+* ``smart_sum`` -- the two-level counter (Chan, Shi and Song 2011) in
+  CheckDP's form with blocks of M = 2: inside a block next = next + q_i +
+  Lap(1/eps), at a block's end next = (exact block sum) + q_i + Lap(1/eps);
+  every next is released.  CheckDP ``smartsum``: claimed 2*eps (each entry
+  enters at most two noisy releases).  CORRECT.
+* ``bad_smart_sum`` -- the same without noise at block ends: the block's
+  exact sum is released.  CheckDP ``badsmartsum``: claimed 2*eps; true
+  infinite (the output's support moves with q).  BROKEN.
+
+Instances: m = 3 entries for the prefix sums, m = 4 for the smart sums
+(two blocks), entries in {0, 1}.
 """
 from fractions import Fraction
 
@@ -49,6 +64,39 @@ def laplace_parallel(q, eps):
 def partial_sum(q, eps):
     """The sum of the entries plus Lap(1/eps)."""
     return (dp.laplace(sum(q), 1 / eps),)
+
+
+def prefix_sum(q, eps):
+    """Every prefix sum of the noisy entries q_i + Lap(1/eps)."""
+    running, out = 0, []
+    for answer in q:
+        running = running + dp.laplace(answer, 1 / eps)
+        out.append(running)
+    return tuple(out)
+
+
+def smart_sum(q, eps):
+    """CheckDP's SmartSum with blocks of 2: running noisy sums inside a block, a fresh noisy block sum at its end."""
+    return _smart_sum(q, eps, noisy_block_ends=True)
+
+
+def _smart_sum(q, eps, noisy_block_ends):
+    block, total, released = 2, 0, []
+    current = 0
+    for i, answer in enumerate(q):
+        if (i + 1) % block == 0:
+            current = total + answer + (dp.laplace(0, 1 / eps) if noisy_block_ends else 0)
+            total = 0
+        else:
+            current = current + dp.laplace(answer, 1 / eps)
+            total = total + answer
+        released.append(current)
+    return tuple(released)
+
+
+def bad_smart_sum(q, eps):
+    """CheckDP's BadSmartSum: no noise at block ends, so the block's exact sum is released."""
+    return _smart_sum(q, eps, noisy_block_ends=False)
 
 
 def bad_partial_sum(q, eps):
@@ -87,4 +135,37 @@ sum_broken = dp.spec(
     grid={eps: [Fraction(1, 2), 1]},
     claims=[dp.private(eps, expect="refuted"), dp.private(2 * eps, id="true_level")],
     doc="sum(q) + Lap(1/(2 eps)) (CheckDP badpartialsum): claimed eps, true 2*eps.",
+)
+
+prefix_one_differ = dp.spec(
+    prefix_sum,
+    universe=SUMS,
+    grid={eps: [Fraction(1, 2), 1]},
+    claims=[dp.private(eps)],
+    doc="All prefix sums of q_i + Lap(1/eps) under one-differ neighbours (ShadowDP prefixsum): eps-DP.",
+)
+
+prefix_all_differ = dp.spec(
+    prefix_sum,
+    name="prefix_sum_all_differ",
+    universe=dp.answers([0, 1], 3, neighbours=dp.linf_one),
+    grid={eps: [Fraction(1, 2)]},
+    claims=[dp.private(eps, expect="refuted"), dp.private(3 * eps, id="true_level")],
+    doc="The prefix sums under DP-Sniper's all-differ pairs: exactly m*eps = 3*eps, so eps is refuted.",
+)
+
+smart = dp.spec(
+    smart_sum,
+    universe=dp.answers([0, 1], 4, neighbours=dp.l1_one),
+    grid={eps: [Fraction(1, 2)]},
+    claims=[dp.private(2 * eps)],
+    doc="CheckDP smartsum (blocks of 2, m = 4): claimed 2*eps.",
+)
+
+smart_broken = dp.spec(
+    bad_smart_sum,
+    universe=dp.answers([0, 1], 4, neighbours=dp.l1_one),
+    grid={eps: [Fraction(1, 2)]},
+    claims=[dp.private(2 * eps, expect="refuted")],
+    doc="CheckDP badsmartsum: the exact block sums are released; claimed 2*eps, true infinite.",
 )
