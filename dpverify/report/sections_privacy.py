@@ -71,7 +71,10 @@ def _slack(p: PointResult) -> str:
 
 def _privacy_witness(claim: ClaimResult, p: PointResult, index: int, ctx: Context) -> list[Block]:
     assert p.witness is not None
-    out: list[Block] = [Heading(f"Witness at {params(p)}"), witness_pairs(p.witness)]
+    density = isinstance(p.witness.output, str) and " at v" in p.witness.output  # released noisy values
+    labels = ("X", "X'", "output o", "density p(o | X)", "density p(o | X')") if density else None
+    out: list[Block] = [Heading(f"Witness at {params(p)}"),
+                        witness_pairs(p.witness, labels) if labels else witness_pairs(p.witness)]
     laws = p.figures.get("witness_laws")
     if isinstance(laws, dict) and laws.get("outputs"):
         outputs = [str(o) for o in laws["outputs"]]
