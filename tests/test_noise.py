@@ -23,7 +23,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import dpverify as dp
-from dpverify.checks.privacy_density import gaussian_delta, phi
+from dpverify.checks.privacy_gaussian import gaussian_delta, phi
 from dpverify.engine.backend import IntervalBackend, SympyBackend
 from dpverify.engine.reading import distribution
 

@@ -19,7 +19,7 @@ from hypothesis import strategies as st
 
 from dpverify.engine import piecewise as pw
 from dpverify.engine.backend import IntervalBackend, SympyBackend
-from dpverify.engine.noise import Noise
+from dpverify.engine.noisy import Noise
 
 SETTINGS = settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 POINTWISE = settings(SETTINGS, max_examples=100)  # cheap: more examples

@@ -24,7 +24,8 @@ from ..dsl.spec import Spec
 from ..engine.backend import IntervalBackend, SympyBackend, exact_sign
 from ..engine.loss import Cell, LossTable, hockey_stick_pair
 from ..engine.reading import distribution
-from .privacy_density import check_density, has_densities
+from .density_cells import has_densities
+from .privacy_density import check_density
 from .privacy_density_proof import prove_density
 from .privacy_proof import Proof, prove_private
 from .result import PointResult, Status, Witness

@@ -26,7 +26,7 @@ import sympy
 from ..dsl.claims import Private
 from ..dsl.params import Point
 from ..dsl.spec import Spec
-from ..engine.noise import Density
+from ..engine.noisy import Density
 from ..engine.symbolic import NotRational, symbolic_laws
 from ..errors import SpecError
 from .privacy_proof import Proof, proof_symbols

@@ -13,7 +13,7 @@ import sympy
 from ..dsl.params import Point
 from ..dsl.spec import Spec
 from ..engine.datasets import enumerate_datasets, estimate, neighbour_pairs
-from ..engine.noise import Density
+from ..engine.noisy import Density
 from ..engine.reading import Table, all_distributions, distribution
 from ..engine.backend import IntervalBackend
 from ..errors import EnumerationTooLarge, SpecError

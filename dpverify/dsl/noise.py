@@ -15,7 +15,8 @@ from typing import Any
 import sympy
 
 from ..engine.enumerate import active
-from ..engine.noise import Noise, Noisy, exact, state
+from ..engine.noise import state
+from ..engine.noisy import Noise, Noisy, exact
 from ..errors import SpecError
 
 

@@ -287,7 +287,6 @@ def bound_sup(g: pw.Piecewise, h: pw.Piecewise, lower: Any, where: Optional[Cand
     ``target`` (a number, optional): boxes whose bound is at most it need no further splitting --
     a check only needs to know that the ratio stays below the claim's bound; the enclosure's upper
     end is then that box's bound.  The search stops as soon as ``lower`` exceeds ``target``."""
-    ctx = backend.ctx
     cuts = tuple(sorted(set(g.cuts) | set(h.cuts)))
     g, h = pw.refine(g, cuts), pw.refine(h, cuts)
     upper = lower.b

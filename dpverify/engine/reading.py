@@ -19,7 +19,7 @@ import sympy
 from ..errors import NotRational, SpecError, line_in
 from .backend import Backend, IntervalBackend
 from .enumerate import Distribution, Runner, Session
-from .noise import Density, NeedsExactParameters
+from .noisy import Density, NeedsExactParameters
 
 
 @functools.lru_cache(maxsize=256)

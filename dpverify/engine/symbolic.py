@@ -20,7 +20,7 @@ import sympy
 
 from .backend import SympyBackend
 from .enumerate import Distribution, Session
-from .noise import Density
+from .noisy import Density
 from .reading import _call
 from ..errors import NotRational  # noqa: F401  (raised by readings; re-exported)
 
