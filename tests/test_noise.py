@@ -25,6 +25,8 @@ from hypothesis import strategies as st
 import dpverify as dp
 from dpverify.checks.privacy_gaussian import gaussian_delta, phi
 from dpverify.engine.backend import IntervalBackend, SympyBackend
+from dpverify.engine import piecewise
+from dpverify.engine.noisy import Density
 from dpverify.engine.reading import distribution
 
 SETTINGS = settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -649,3 +651,53 @@ def test_smart_sum_is_two_eps_and_its_noiseless_block_ends_are_refuted() -> None
     assert check(smart, universe, dp.private(eps * Fraction(19, 10))).status.value == "refuted"
     bad = check(noiseless_ends, universe, dp.private(2 * eps))
     assert bad.status.value == "refuted" and bad.achieved_epsilon == "inf", bad.message
+
+
+# -- released gaps: differences of compared values ------------------------------------------------
+
+def gap_svt(query_scale=4):
+    def mech(q, eps):
+        rho = dp.laplace(1, 2 / eps)
+        out = []
+        for qi in q:
+            x = dp.laplace(qi, query_scale / eps)
+            if x >= rho:
+                out.append(x - rho)
+                break
+            out.append(False)
+        return tuple(out)
+    return mech
+
+
+@SETTINGS
+@given(q=st.lists(st.integers(0, 2), min_size=1, max_size=3), g=st.fractions(0, 4, max_denominator=8))
+def test_the_released_gap_has_the_correlation_density(q, g) -> None:
+    """p(first above at k, gap g) = int f_rho(r) prod_{j<k} F_j(r) f_k(r + g) dr, by quadrature."""
+    e = HALF
+    result = law(gap_svt(), q, e)
+    bt, bq = 2 / frac(e), 4 / frac(e)
+    with mpmath.workdps(30):
+        lap = lambda x, m, b: mpmath.exp(-abs(x - m) / b) / (2 * b)
+        cdf = lambda x, m, b: mpmath.exp((x - m) / b) / 2 if x < m else 1 - mpmath.exp(-(x - m) / b) / 2
+        for output, weight in result.items():
+            if not isinstance(weight, Density):
+                continue
+            k = len(output) - 1
+            [(c, (factor,))] = weight.terms
+            got = c * pw_evaluate(factor.function, g)
+            kinks = sorted({mpmath.mpf(1), *(mpmath.mpf(qj) for qj in q[:k]), mpmath.mpf(q[k]) - frac(g)})
+            expected = mpmath.quad(lambda r: lap(r, 1, bt) * mpmath.fprod(cdf(r, qj, bq) for qj in q[:k])
+                                   * lap(r + frac(g), q[k], bq), [-mpmath.inf, *kinks, mpmath.inf])
+            assert abs(mpmath.mpf(got.mid) - expected) < mpmath.mpf(10) ** -15
+
+
+def pw_evaluate(function, t):
+    return piecewise.evaluate(function, t, IV)
+
+
+def test_sparse_vector_with_gap_is_private_and_its_low_noise_mutant_is_not() -> None:
+    universe = dp.answers([0, 1], 3)
+    holds = check(gap_svt(), universe, dp.private(eps))
+    assert holds.status.value == "verified", holds.message
+    broken = check(gap_svt(query_scale=1), universe, dp.private(eps))
+    assert broken.status.value == "refuted", broken.message

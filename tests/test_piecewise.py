@@ -332,3 +332,31 @@ def test_probability_of_an_interval(mu, b, lo, width) -> None:
         pdf = (laplace_pdf if kind == "laplace" else exponential_pdf)(mu, b)
         with mpmath.workdps(30):
             assert close(got, quad(pdf, lo, hi, (mu,)))
+
+
+# -- correlation: the density of a difference -----------------------------------------------------
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(mu=st.fractions(min_value=-3, max_value=3, max_denominator=4),
+       nu=st.fractions(min_value=-3, max_value=3, max_denominator=4),
+       b=st.sampled_from([Fraction(1, 2), Fraction(1), Fraction(3, 2)]),
+       c=st.sampled_from([Fraction(1, 3), Fraction(1), Fraction(2)]),
+       kinds=st.sampled_from([("laplace", "laplace"), ("laplace", "exponential"), ("exponential", "laplace")]),
+       g=st.fractions(min_value=-6, max_value=6, max_denominator=8))
+def test_correlate_is_the_density_of_a_difference(mu, nu, b, c, kinds, g) -> None:
+    """correlate(a, b)(g) = int a(r) b(r + g) dr, against quadrature split at every kink."""
+    backend = IntervalBackend(30)
+    first, second = Noise(kinds[0], mu, b), Noise(kinds[1], nu, c)
+    h = pw.correlate(first.density(backend), second.density(backend), backend)
+    assert abs(mpmath.mpf(pw.integral(h, backend).mid) - 1) < mpmath.mpf(10) ** -25
+    with mpmath.workdps(40):
+        def dens(noise, x):
+            z = x - frac(noise.centre)
+            s = frac(noise.scale)
+            if noise.kind == "laplace":
+                return mpmath.exp(-abs(z) / s) / (2 * s)
+            return mpmath.exp(-z / s) / s if z >= 0 else mpmath.mpf(0)
+        kinks = sorted({frac(mu), frac(nu) - frac(g)})
+        expected = mpmath.quad(lambda r: dens(first, r) * dens(second, r + frac(g)), [-mpmath.inf, *kinks, mpmath.inf])
+        got = pw.evaluate(h, g, backend)
+        assert abs(mpmath.mpf(got.mid) - expected) < mpmath.mpf(10) ** -12

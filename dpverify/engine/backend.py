@@ -107,11 +107,19 @@ class IntervalBackend(Backend):
         self.ctx.dps = dps
         self._zero = self.ctx.mpf(0)
         self._exps: dict = {}
+        self._rationals: dict = {}
 
     def num(self, value: Any) -> Any:
         ctx = self.ctx
         if isinstance(value, ctx.mpf):
             return value
+        if type(value) in (int, Fraction):  # the hot case: exact rationals recur (breakpoints, rates)
+            found = self._rationals.get(value)
+            if found is None:
+                if len(self._rationals) > 100_000:
+                    self._rationals.clear()
+                found = self._rationals[value] = ctx.mpf(value.numerator) / ctx.mpf(value.denominator)
+            return found
         exact = _rational(value)
         if exact is not None:
             return ctx.mpf(int(exact.p)) / ctx.mpf(int(exact.q))

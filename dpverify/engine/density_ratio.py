@@ -86,9 +86,9 @@ def ratio_sup(g: pw.Piecewise, h: pw.Piecewise, backend: Any) -> Sup:
         decided = False
         points = [p for p in (lo, hi) if p is not None] + [inside]
         if lo is None:
-            points += [inside - 2 ** k for k in range(1, 7)]
+            points += [inside - 2 ** k for k in (1, 3, 5)]
         if hi is None:
-            points += [inside + 2 ** k for k in range(1, 7)]
+            points += [inside + 2 ** k for k in (1, 3, 5)]
         candidates += [Candidate(p, inside) for p in points]
     return Sup(candidates, decided)
 

@@ -135,31 +135,68 @@ class NoiseState:
         released: list = []
         skeleton = _skeleton(output, released)
         factors: list[Optional[Factor]] = [None] * len(released)
+        components: dict[int, list[int]] = {}
+        for var in range(len(self.variables)):
+            components.setdefault(self._find(var), []).append(var)
         simple: dict[int, int] = {}
+        differences: dict[int, tuple[int, int]] = {}
         linear_vars: set = set()
         for group in _linear_groups(released):
             forms = [NoisyLinear.of(released[k]) for k in group]
             if len(group) == 1 and isinstance(released[group[0]], Noisy):
                 simple[group[0]] = released[group[0]].var
                 continue
+            edge = self._edge_difference(forms[0]) if len(group) == 1 else None
+            if edge is not None:
+                differences[group[0]] = edge
+                continue
             for k, factor in zip(group, self._linear(group, forms, session)):
                 factors[k] = factor
             linear_vars |= {v for form in forms for v in form.coefficients}
-        components: dict[int, list[int]] = {}
-        for var in range(len(self.variables)):
-            components.setdefault(self._find(var), []).append(var)
+        taken = set(simple.values()) | linear_vars | {v for edge in differences.values() for v in edge}
+        for k, (i, j) in differences.items():
+            members = components[self._find(i)]
+            joint = sum(1 for m in members if m in taken) > 2
+            factors[k] = self._difference(released[k], i, j, joint, session)
         slots = {var: k for k, var in simple.items()}
         for k, var in simple.items():
             members = components[self._find(var)]
-            joint = sum(1 for m in members if m in slots or m in linear_vars) > 1 or list(simple.values()).count(var) > 1
+            joint = sum(1 for m in members if m in taken) > 1 or list(simple.values()).count(var) > 1
             factors[k] = self._factor(released[k], members, joint, session)
         for members in components.values():
-            if any(m in slots or m in linear_vars for m in members) or not self._constrained(members):
+            if any(m in taken for m in members) or not self._constrained(members):
                 continue
             weight = weight * self._probability(members, session)
         if not released:
             return skeleton, weight
         return skeleton, Density([(weight, tuple(factors))])
+
+    def _edge_difference(self, form: NoisyLinear) -> Optional[tuple[int, int]]:
+        """(i, j) when the form is x_i - x_j + c for two values that were compared with each other."""
+        if len(form.coefficients) != 2 or sorted(form.coefficients.values()) != [-1, 1]:
+            return None
+        i = next(v for v, c in form.coefficients.items() if c == 1)
+        j = next(v for v, c in form.coefficients.items() if c == -1)
+        return (i, j) if tuple(sorted((i, j))) in self.edges else None
+
+    def _difference(self, form: NoisyLinear, i: int, j: int, joint: bool, session: Session) -> Factor:
+        """The density of a released gap g = x_i - x_j (+ c) along a comparison edge, with its event.
+
+        Cutting the tree at the edge leaves two independent parts: A(r), x_j's density times its
+        side's integrals, and B(s), x_i's side likewise; g has density int A(r) B(r + g) dr on the
+        edge's interval (the comparisons between x_i and x_j) -- a correlation, in closed form."""
+        if joint:
+            return Factor(None, form.offset, FULL, joint=True)
+        for v in (i, j):
+            if not self.variables[v].rational:
+                raise _not_rational(self.variables[v])
+        backend = session.backend
+        lo, hi = self.edges[tuple(sorted((i, j)))]
+        if i > j:  # the edge holds x_j - x_i
+            lo, hi = (None if hi is None else -hi), (None if lo is None else -lo)
+        gap = pw.correlate(self._function(j, i, session), self._function(i, j, session), backend)
+        function = pw.shift(pw.restrict(gap, lo, hi), -form.offset, backend)
+        return Factor(None, form.offset, FULL, function)
 
     def _linear(self, group: list[int], forms: list, session: Session) -> list[Factor]:
         """Factors for released sums y = A x + o of Laplace values x that nothing compared.

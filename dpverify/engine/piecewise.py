@@ -209,3 +209,97 @@ def window_integral(f: Piecewise, lo: Optional[Fraction], hi: Optional[Fraction]
     if lo is None:
         return upper
     return subtract(upper, shift(h, lo, backend))
+
+
+def _pieces(f: Piecewise) -> list[tuple[Optional[Fraction], Optional[Fraction], Terms]]:
+    """(lo, hi, terms) for every piece with terms (None: unbounded)."""
+    out = []
+    for index, terms in enumerate(f.pieces):
+        if terms:
+            out.append((f.cuts[index - 1] if index else None, f.cuts[index] if index < len(f.cuts) else None, terms))
+    return out
+
+
+def _at_bound(primitive: Terms, bound: tuple, side: int, backend: Any) -> Terms:
+    """The primitive (terms in r) at r = bound, as terms in g: bound = (c, s) means r = c + s*g
+    (s in {0, -1}); c None is the limit at -inf (side -1) or +inf (side +1), where only decaying
+    terms may remain (the integrand is integrable there), and they vanish."""
+    c, s = bound
+    if c is None:
+        _decaying(primitive, side, backend)  # checks that nothing else is left
+        return {}
+    out: Terms = {}
+    for (rate, degree), coefficient in primitive.items():
+        # coefficient * (c + s g)^degree * e^(rate (c + s g))
+        scale = coefficient * backend.exp(rate * c) if rate else coefficient
+        for k in range(degree + 1):
+            value = scale * backend.num(math.comb(degree, k) * c ** (degree - k) * s ** k)
+            if value == 0 or (s == 0 and k > 0):
+                continue
+            key = (rate * s, k)
+            out[key] = out[key] + value if key in out else value
+    return out
+
+
+def correlate(a: Piecewise, b: Piecewise, backend: Any) -> Piecewise:
+    """g -> the integral over r of a(r) b(r + g): the density of x_b - x_a for independent parts.
+
+    For a piece of a on (a0, a1) and one of b on (b0, b1), r runs over
+    (max(a0, b0 - g), min(a1, b1 - g)); which bound is active changes only at the
+    differences b_j - a_i, so those are the breakpoints in g, and on each piece
+    in between the integral is an exponential-polynomial in g in closed form.
+    """
+    pa, pb = _pieces(a), _pieces(b)
+    cuts = tuple(sorted({y - x for x in a.cuts for y in b.cuts}))
+    pieces = []
+    for index in range(len(cuts) + 1):
+        lo_g = cuts[index - 1] if index else None
+        hi_g = cuts[index] if index < len(cuts) else None
+        g0 = (lo_g + hi_g) / 2 if lo_g is not None and hi_g is not None else (
+            hi_g - 1 if hi_g is not None else (lo_g + 1 if lo_g is not None else Fraction(0)))
+        out: Terms = {}
+        for a0, a1, at in pa:
+            for b0, b1, bt in pb:
+                lower = _bound_max(a0, b0, g0)
+                upper = _bound_min(a1, b1, g0)
+                if _value(lower, g0, -1) >= _value(upper, g0, 1):
+                    continue
+                for (ra, da), ca in at.items():
+                    for (rb, db), cb in bt.items():
+                        for k in range(db + 1):
+                            # ca r^da e^(ra r) * cb C(db,k) r^k g^(db-k) e^(rb (r + g))
+                            weight = ca * cb * backend.num(math.comb(db, k))
+                            primitive = _primitive({(ra + rb, da + k): weight}, backend)
+                            top = _at_bound(primitive, upper, 1, backend)
+                            bottom = _at_bound(primitive, lower, -1, backend)
+                            for terms, sign in ((top, 1), (bottom, -1)):
+                                for (rate, degree), value in terms.items():
+                                    key = (rate + rb, degree + db - k)
+                                    value = value if sign > 0 else -value
+                                    out[key] = out[key] + value if key in out else value
+        pieces.append(out)
+    return Piecewise(cuts, tuple(pieces))
+
+
+def _bound_max(a0: Optional[Fraction], b0: Optional[Fraction], g0: Fraction) -> tuple:
+    """The active lower bound max(a0, b0 - g) near g0, as (c, s): r = c + s*g; (None, 0) for -inf."""
+    if a0 is None and b0 is None:
+        return (None, 0)
+    if b0 is None or (a0 is not None and a0 >= b0 - g0):
+        return (a0, 0)
+    return (b0, -1)
+
+
+def _bound_min(a1: Optional[Fraction], b1: Optional[Fraction], g0: Fraction) -> tuple:
+    if a1 is None and b1 is None:
+        return (None, 0)
+    if b1 is None or (a1 is not None and a1 <= b1 - g0):
+        return (a1, 0)
+    return (b1, -1)
+
+
+def _value(bound: tuple, g0: Fraction, side: int) -> Any:
+    c, s = bound
+    if c is None:
+        return math.inf * side
+    return c + s * g0

@@ -35,6 +35,13 @@ published with the claim eps; none satisfies it.
   1^3, output (False, False, v) with v <= 0, where every factor of the
   density ratio is e^(eps/2)), so the fixed-m bound is tight here.
 
+* ``bad_gap_svt`` -- CheckDP ``badgapsparsevector``: the gap variant that
+  releases the noisy answer q_i + nu_i itself instead of the gap (and a
+  sentinel on below), nu_i = Lap(4c/eps).  Claimed eps; structurally Lyu
+  Alg. 3 with query noise Lap(4c/eps): at most m*eps/(4c) for fixed m
+  (derived in our benchmark notes, not stated in the artifact), so with
+  c = 1 it needs m >= 5 to break; instance m = 5.
+
 Instance: c = 1 and m = 5 answers in {0, 1} (32 vectors) for Algs. 4, 5, 6:
 m = 5 is StatDP's smaller size and lets Alg. 6 exceed eps clearly (about
 1.9*eps) and Alg. 4 approach its bound 7*eps/4 (1.61-1.66*eps).  Alg. 3
@@ -134,4 +141,27 @@ svt_alg3 = dp.spec(
     claims=[dp.private(eps, expect="refuted"), dp.private(3 * eps / 2, id="fixed_m_bound")],
     doc="iSVT4 = Lyu Alg. 3 (StatDP iSVT4, DP-Sniper SVT3), c = 1, m = 3: claimed eps, "
         "infinite as m grows, m*eps/(2c) = 3*eps/2 at this m.",
+)
+
+
+def bad_gap_svt(q, eps):
+    """CheckDP's BadGapSVT, c = 1: on above it releases the noisy answer, not the gap."""
+    c = 1
+    threshold = dp.laplace(T, 2 / eps)
+    out = []
+    for answer in q:
+        noisy = dp.laplace(answer, 4 * c / eps)
+        if noisy >= threshold:
+            out.append(noisy)
+            break
+        out.append(False)
+    return tuple(out)
+
+
+bad_gap_sparse_vector = dp.spec(
+    bad_gap_svt,
+    universe=UNIVERSE,
+    grid={eps: [1]},  # one point: its 32 answer vectors make it the slowest refutation of the benchmark
+    claims=[dp.private(eps, expect="refuted")],
+    doc="BadGapSVT (CheckDP badgapsparsevector), c = 1, m = 5: releases q_i + nu_i; claimed eps, at most 5*eps/4 here.",
 )
