@@ -15,6 +15,15 @@ as DP-Sniper does (StatDP releases only v_1, a post-processing):
   iff eps < 1 (at StatDP's eps = 1.5 it is 0.667-DP and the claim holds).
   BROKEN for eps < 1.
 
+* ``noisy_hist_threshold`` -- the thresholded histogram: a bin is released
+  only when its noisy count v_i exceeds a public threshold tau = 1, and as
+  None otherwise (the shape of stability-based histograms, here over a fixed
+  domain).  Post-processing of the noisy histogram, so eps-DP with Lap(1/eps);
+  the released values are restricted to (tau, oo), the others are integrated
+  out exactly.  Claimed eps: tight.  Its mutant with noise only on the
+  released bins' comparison -- comparing the noisy count but releasing the
+  exact count -- is infinitely bad: ``noisy_hist_threshold_exact_release``.
+
 Instance: m = 3 bins with counts in {0, 1} (8 histograms).  The correct
 histogram is checked at eps = 1/2 and 1; the wrong-scale one only at
 eps = 1/3 and 1/2, where 1/eps > eps (at eps = 1 it is exactly 1-DP and
@@ -39,6 +48,20 @@ def noisy_hist_eps_scale(q, eps):
     return tuple(dp.laplace(c, eps) for c in q)
 
 
+def noisy_hist_threshold(q, eps):
+    """Every bin's noisy count, released when it exceeds the threshold 1 (None otherwise)."""
+    out = []
+    for c in q:
+        v = dp.laplace(c, 1 / eps)
+        out.append(v if v > 1 else None)
+    return tuple(out)
+
+
+def noisy_hist_threshold_exact_release(q, eps):
+    """Mutant: the noisy count decides, but the exact count is released."""
+    return tuple(c if dp.laplace(c, 1 / eps) > 1 else None for c in q)
+
+
 histogram = dp.spec(
     noisy_hist,
     universe=UNIVERSE,
@@ -55,4 +78,20 @@ histogram_eps_scale = dp.spec(
     claims=[dp.private(eps, expect="refuted"), dp.private(1 / eps, id="true_level")],
     doc="Noisy histogram with Lap(eps) per bin (Ding et al. Alg. 10, StatDP histogram_eps, "
         "DP-Sniper NoisyHist2): claimed eps, true 1/eps; broken for eps < 1.",
+)
+
+histogram_threshold = dp.spec(
+    noisy_hist_threshold,
+    universe=UNIVERSE,
+    grid={eps: [Fraction(1, 2), 1]},
+    claims=[dp.private(eps)],
+    doc="Thresholded noisy histogram (release v_i only when v_i > 1): eps-DP, tight.",
+)
+
+histogram_threshold_exact_release = dp.spec(
+    noisy_hist_threshold_exact_release,
+    universe=UNIVERSE,
+    grid={eps: [Fraction(1, 2)]},
+    claims=[dp.private(eps, expect="refuted")],
+    doc="Mutant: the noisy count is compared, the exact count released: not eps-DP for any eps.",
 )
