@@ -18,7 +18,8 @@ Claims in this file so far:
 * ``mean_sensitivity`` -- the mean of m values in [0, 1] has sensitivity 1/m
   (derived, for both relations);
 * ``laplace_mechanism`` -- the mean of m = 3 values in {0, 1/2, 1} released
-  with Lap(1/(m eps)) is eps-DP: the loss sup_v ln(p_X(v)/p_X'(v)) is derived
+  with Lap(Delta/eps), Delta = 1/m derived from the query by
+  ``dp.laplace_mechanism`` (not typed in), is eps-DP: the loss sup_v ln(p_X(v)/p_X'(v)) is derived
   from the densities for every neighbouring pair (|q - q'|/b, at most
   (1/m)/(1/(m eps)) = eps) and proved for every eps; claiming eps/2 is refuted
   with a witness value v.
@@ -74,9 +75,8 @@ VALUES = (0, sympy.Rational(1, 2), 1)
 
 
 def noisy_mean(data, eps):
-    """The mean of the records plus Laplace noise of scale Delta/eps, Delta = 1/m."""
-    m = len(data)
-    return dp.laplace(sum(data) / sympy.Integer(m), 1 / (m * eps))
+    """The mean of the records plus Laplace noise of scale Delta/eps, Delta = 1/m derived from the query."""
+    return dp.laplace_mechanism(mean_of_unit_values, data, eps, neighbours=dp.REPLACE_ONE)
 
 
 laplace_mechanism = dp.spec(

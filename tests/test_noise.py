@@ -701,3 +701,27 @@ def test_sparse_vector_with_gap_is_private_and_its_low_noise_mutant_is_not() -> 
     assert holds.status.value == "verified", holds.message
     broken = check(gap_svt(query_scale=1), universe, dp.private(eps))
     assert broken.status.value == "refuted", broken.message
+
+
+def test_the_laplace_mechanism_derives_its_sensitivity_from_the_query() -> None:
+    """dp.laplace_mechanism(mean, ...) uses Delta = 1/n (derived): eps-DP, and not eps/2-DP."""
+    mean = dp.mean(lambda v: v, domain=dp.interval(0, 1))
+
+    def mech(data, eps):
+        return dp.laplace_mechanism(mean, data, eps, neighbours=dp.REPLACE_ONE)
+    universe = dp.universe([0, Fraction(1, 2), 1], n=2, neighbours=dp.REPLACE_ONE)
+    holds = check(mech, universe, dp.private(eps))
+    assert holds.status.value in ("verified", "proved") and decimal_of(holds.achieved_epsilon) == frac(HALF)
+    assert check(mech, universe, dp.private(eps / 2)).status.value == "refuted"
+    total = dp.total(lambda v: v, domain=dp.interval(0, 1))
+
+    def by_total(data, eps):
+        return dp.laplace_mechanism(total, data, eps, neighbours=dp.REPLACE_ONE)
+    assert decimal_of(check(by_total, universe, dp.private(eps)).achieved_epsilon) == frac(HALF)
+
+
+def test_the_laplace_mechanism_refuses_a_plain_function() -> None:
+    def mech(data, eps):
+        return dp.laplace_mechanism(lambda d: sum(d), data, eps, neighbours=dp.REPLACE_ONE)
+    result = check(mech, dp.universe([0, 1], n=2, neighbours=dp.REPLACE_ONE), dp.private(eps))
+    assert result.status.value == "error" and "explicit scale" in result.message

@@ -4,7 +4,7 @@ from .claims import Identity, Inequality, identity, inequality
 from .claims import Sensitivity, sensitivity
 from .learning import (Accuracy, Probability, PrivatePrediction, SampleComplexity, Stability, accuracy,
                        private_prediction, probability, sample_complexity, stability)
-from .noise import exponential_noise, gaussian, laplace
+from .noise import exponential_noise, gaussian, laplace, laplace_mechanism
 from .params import symbol
 from .primitives import (REJECTED, bernoulli, categorical, exp, exponential, geometric, log,
                          randomized_response, repeat_until_accepted, sqrt, subset, uniform)
@@ -22,5 +22,5 @@ __all__ = [
     "Sensitivity", "count", "interval", "max_of", "mean", "min_of", "query", "sensitivity", "total",
     "Accuracy", "Probability", "PrivatePrediction", "Stability", "accuracy", "private_prediction",
     "probability", "stability", "SampleComplexity", "sample_complexity",
-    "exponential_noise", "gaussian", "laplace", "answers", "l1_one", "linf_one",
+    "exponential_noise", "gaussian", "laplace", "laplace_mechanism", "answers", "l1_one", "linf_one",
 ]

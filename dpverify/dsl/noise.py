@@ -51,3 +51,31 @@ def exponential_noise(value: Any, scale: Any) -> Noisy:
 def gaussian(value: Any, sigma: Any) -> Noisy:
     """value + N(0, sigma^2); released values only (Gaussian noise cannot be compared exactly)."""
     return _noise("gaussian", value, sigma, "gaussian", "sigma")
+
+
+def laplace_mechanism(query: Any, data: Any, eps: Any, *, neighbours: Any) -> Noisy:
+    """q(data) + Lap(Delta/eps), with Delta *derived* from the query (never typed in).
+
+    ``query`` is built with dp.count/dp.total/dp.mean/... and a record ``domain=``; its
+    sensitivity under ``neighbours`` is derived with sympy as for the exponential mechanism
+    (Delta(n) at the dataset's size; under add/remove the supremum over all sizes).
+    """
+    from ..engine.sensitivity import NotDerivable, runtime_sensitivity
+    from .queries import Query
+    from .universe import Neighbours
+    if not isinstance(query, Query) or query.is_score:
+        raise SpecError(f"laplace_mechanism: {query!r} is not a query of the dataset",
+                        "build it with dp.count/dp.total/dp.mean(..., domain=RECORDS), or call dp.laplace "
+                        "with an explicit scale")
+    if not isinstance(neighbours, Neighbours):
+        raise SpecError(f"laplace_mechanism: neighbours={neighbours!r}: the derived sensitivity depends on "
+                        "the neighbour relation", "pass neighbours=dp.REPLACE_ONE or dp.ADD_REMOVE")
+    data = tuple(data)
+    eps = exact(eps, "eps", "laplace_mechanism")  # asks for exact parameters in the certified reading
+    try:
+        delta, _ = runtime_sensitivity(query, (None,), neighbours, len(data))
+    except NotDerivable as err:
+        raise SpecError(f"laplace_mechanism: cannot derive the query's sensitivity: {err}",
+                        "declare the query's domain= and build it from counts, totals, means or max/min, "
+                        "or call dp.laplace with an explicit scale") from None
+    return _noise("laplace", query(data), delta / eps, "laplace_mechanism", "scale")

@@ -45,6 +45,8 @@ def exact(value: Any, what: str, fn: str) -> Any:
     if isinstance(value, float):
         from .backend import exact_float
         return exact_float(value)
+    if isinstance(value, sympy.Float):  # an inexact number, from arithmetic with interval parameters
+        raise NeedsExactParameters()
     if isinstance(value, sympy.Basic):
         return Fraction(int(value.p), int(value.q)) if isinstance(value, sympy.Rational) else value
     if isinstance(value, Noisy):
