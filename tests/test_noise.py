@@ -725,3 +725,30 @@ def test_the_laplace_mechanism_refuses_a_plain_function() -> None:
         return dp.laplace_mechanism(lambda d: sum(d), data, eps, neighbours=dp.REPLACE_ONE)
     result = check(mech, dp.universe([0, 1], n=2, neighbours=dp.REPLACE_ONE), dp.private(eps))
     assert result.status.value == "error" and "explicit scale" in result.message
+
+
+# -- (eps, delta) of released Laplace values: the exact hockey-stick divergence ---------------------
+
+@settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(shrink=st.sampled_from([Fraction(1, 4), Fraction(1, 2), Fraction(3, 4), Fraction(9, 10)]))
+def test_the_laplace_mechanism_has_the_textbook_delta_below_its_eps(shrink) -> None:
+    """Lap(1/eps) with sensitivity 1 at eps' = shrink*eps: delta = 1 - e^((eps' - eps)/2), exactly."""
+    with mpmath.workdps(50):
+        true = 1 - mpmath.exp((frac(shrink) - 1) * frac(HALF) / 2)
+    above = Fraction(str(mpmath.nstr(true * (1 + mpmath.mpf(10) ** -6), 20)))
+    below = Fraction(str(mpmath.nstr(true * (1 - mpmath.mpf(10) ** -6), 20)))
+    universe = dp.answers([0, 1, 2], 1)
+    holds = check(laplace_mechanism, universe, dp.private(shrink * eps, above))
+    assert holds.status.value == "verified", holds.message
+    assert abs(decimal_of(holds.achieved_delta) - true) < mpmath.mpf(10) ** -35
+    broken = check(laplace_mechanism, universe, dp.private(shrink * eps, below))
+    assert broken.status.value == "refuted", broken.message
+    assert "P(S|X) - e^eps P(S|X')" in broken.message
+
+
+def test_an_approximate_claim_is_never_refuted_by_a_pure_violation() -> None:
+    """Releasing the noisy max breaks pure eps (3eps/2 here), but that says nothing about (eps, delta):
+    where the divergence is not computed (several terms per piece), the claim stays unknown."""
+    result = check(noisy_max(release=True), dp.answers([0, 1], 3), dp.private(eps, Fraction(1, 10)))
+    assert result.status.value == "unknown", result.message
+    assert "hockey-stick" in result.message

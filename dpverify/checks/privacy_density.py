@@ -23,6 +23,7 @@ from ..engine.density_ratio import Candidate, beyond
 from ..engine.noisy import Density
 from ..engine.reading import distribution
 from .density_cells import Cell, cells, normalise, slot_value
+from .privacy_density_delta import check_delta
 from .privacy_gaussian import all_gaussian, check_gaussian_delta, gaussian_beyond
 from .result import PointResult, Status, Witness
 from .workspace import decimal, params
@@ -35,6 +36,11 @@ def check_density(program: Any, point: Point, eps: sympy.Expr, delta: sympy.Expr
     result.method = "exact densities of released values, certified intervals"
     if delta != 0 and all_gaussian(table):
         return check_gaussian_delta(program, point, eps, delta, table, left, right, result, scope)
+    if delta != 0:
+        decided = check_delta(program, point, eps, delta, table, left, right, result, scope)
+        if decided is not None:
+            return decided
+        return _approximate_by_pure(program, point, eps, table, left, right, result, scope)
     # First the cheap pass (exact pieces, sampled others): enough to refute; then, only if nothing
     # is refuted, the branch and bound that can verify pieces with several terms.
     all_cells = cells(table, left, right, backend.exp(eps), search=False)
@@ -89,6 +95,25 @@ def check_density(program: Any, point: Point, eps: sympy.Expr, delta: sympy.Expr
                       f"{result.achieved_epsilon}{enclosure}"
                       + (f" (tight: {len(straddling)} cells reach e^eps exactly, decided by sympy)"
                          if straddling else ""))
+    return result
+
+
+def _approximate_by_pure(program: Any, point: Point, eps: sympy.Expr, table: Any, left: Any, right: Any,
+                         result: PointResult, scope: str) -> PointResult:
+    """(eps, delta) where the exact divergence is not covered: pure eps-DP implies it, nothing else is
+    decided -- a density ratio above e^eps refutes pure DP only, so the claim is then ``unknown``."""
+    pure = check_density(program, point, eps, sympy.Integer(0), table, left, right,
+                         PointResult(result.params, Status.UNKNOWN, "", claimed_epsilon=result.claimed_epsilon,
+                                     claimed_delta=decimal(sympy.Integer(0))), scope)
+    result.achieved_epsilon, result.achieved_is_lower_bound = pure.achieved_epsilon, pure.achieved_is_lower_bound
+    result.method = "exact densities of released values (pure eps-DP implies (eps, delta)), certified intervals"
+    if pure.status == Status.VERIFIED:
+        result.status = Status.VERIFIED
+        result.message = f"holds with delta = 0, so for every delta: {pure.message}"
+    else:
+        result.message = ("undecided: the release is not eps-DP with delta = 0, and the hockey-stick divergence "
+                          "of densities other than Gaussian is not computed" + (f" ({pure.message})"
+                                                                               if pure.message else ""))
     return result
 
 

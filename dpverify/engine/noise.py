@@ -158,7 +158,6 @@ class NoiseState:
             members = components[self._find(i)]
             joint = sum(1 for m in members if m in taken) > 2
             factors[k] = self._difference(released[k], i, j, joint, session)
-        slots = {var: k for k, var in simple.items()}
         for k, var in simple.items():
             members = components[self._find(var)]
             joint = sum(1 for m in members if m in taken) > 1 or list(simple.values()).count(var) > 1
