@@ -752,3 +752,18 @@ def test_an_approximate_claim_is_never_refuted_by_a_pure_violation() -> None:
     result = check(noisy_max(release=True), dp.answers([0, 1], 3), dp.private(eps, Fraction(1, 10)))
     assert result.status.value == "unknown", result.message
     assert "hockey-stick" in result.message
+
+
+def test_threshold_tests_of_single_noisy_values_are_proved_for_every_eps() -> None:
+    """P[q + Lap(1/eps) > 1] is 1/2 e^((q-1) eps) or 1 - 1/2 e^((1-q) eps): a rational function of
+    e^eps, so which bins exceed a threshold is eps-DP for every eps, and a halved scale is not."""
+    def above(q, eps):
+        return tuple(dp.laplace(c, 1 / eps) > 1 for c in q)
+
+    def above_halved(q, eps):
+        return tuple(dp.laplace(c, 1 / (2 * eps)) > 1 for c in q)
+    universe = dp.answers([0, 1, 2], 2, neighbours=dp.l1_one)
+    [proved] = dp.check(dp.spec(above, universe=universe, grid={eps: [HALF]}, claims=[dp.private(eps)]))
+    assert proved.status.value == "proved", proved.message
+    [broken] = dp.check(dp.spec(above_halved, universe=universe, grid={eps: [HALF]}, claims=[dp.private(eps)]))
+    assert broken.status.value == "refuted", broken.message

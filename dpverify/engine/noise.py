@@ -26,6 +26,8 @@ from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any, Optional
 
+import sympy
+
 from ..errors import NotRational, SpecError
 from . import piecewise as pw
 from .enumerate import Runner, Session
@@ -116,7 +118,8 @@ class NoiseState:
                             "exponential noise only",
                             "use dp.laplace for noise that the mechanism compares; Gaussian noise is supported "
                             "for released values")
-        if not noise.rational:
+        symbolic = getattr(noise.scale, "free_symbols", None) and isinstance(noise.centre, Fraction)
+        if not noise.rational and not symbolic:  # symbolic scales are integrated at the end, if they can be
             raise _not_rational(noise)
 
     def _branch(self, current: Interval, d: Fraction, greater: bool) -> tuple[Interval, bool]:
@@ -250,6 +253,8 @@ class NoiseState:
         return Factor(single, value.offset, interval, function)
 
     def _probability(self, members: list[int], session: Session) -> Any:
+        if len(members) == 1 and not self.variables[members[0]].rational:
+            return _interval_probability(self.variables[members[0]], self.unary[members[0]])
         for m in members:
             if not self.variables[m].rational:
                 raise _not_rational(self.variables[m])
@@ -290,6 +295,28 @@ class NoiseState:
             f = pw.multiply(f, pw.window_integral(self._function(child, node, session), a, b, backend))
         session.cache[key] = f
         return f
+
+
+def _interval_probability(noise: Noise, interval: Interval) -> Any:
+    """P[x in interval] for one noise value, in closed form with a symbolic scale (the symbolic reading).
+
+    With eps a symbol the scale is an expression in eps, and F(t) is 1/2 e^((t - mu)/b) or
+    1 - 1/2 e^(-(t - mu)/b): exponentials of eps times rationals, as the proofs for every eps need.
+    Only comparisons with constants reach here (a single value); comparisons between values do not."""
+    mu, b = noise.centre, noise.scale
+    if noise.kind == "gaussian" or getattr(mu, "free_symbols", None) or not isinstance(mu, Fraction):
+        raise _not_rational(noise)
+    centre = sympy.Rational(mu.numerator, mu.denominator)
+
+    def cdf(t: Optional[Fraction], at_none: int) -> Any:
+        if t is None:
+            return sympy.Integer(at_none)
+        x = sympy.Rational(t.numerator, t.denominator) - centre
+        if noise.kind == "exponential":
+            return sympy.Integer(0) if x <= 0 else 1 - sympy.exp(-x / b)
+        return sympy.exp(x / b) / 2 if x < 0 else 1 - sympy.exp(-x / b) / 2
+    lo, hi = interval
+    return sympy.expand(cdf(hi, 1) - cdf(lo, 0))
 
 
 def _not_rational(noise: Noise) -> Exception:

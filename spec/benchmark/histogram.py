@@ -24,6 +24,11 @@ as DP-Sniper does (StatDP releases only v_1, a post-processing):
   released bins' comparison -- comparing the noisy count but releasing the
   exact count -- is infinitely bad: ``noisy_hist_threshold_exact_release``.
 
+* ``noisy_hist_above`` -- only which bins' noisy counts exceed tau = 1 (a
+  tuple of booleans).  Each probability is 1/2 e^((q-1) eps) or
+  1 - 1/2 e^((1-q) eps), a rational function of e^eps, so the claim eps is
+  proved for every eps, not only on the grid.
+
 Instance: m = 3 bins with counts in {0, 1} (8 histograms).  The correct
 histogram is checked at eps = 1/2 and 1; the wrong-scale one only at
 eps = 1/3 and 1/2, where 1/eps > eps (at eps = 1 it is exactly 1-DP and
@@ -55,6 +60,11 @@ def noisy_hist_threshold(q, eps):
         v = dp.laplace(c, 1 / eps)
         out.append(v if v > 1 else None)
     return tuple(out)
+
+
+def noisy_hist_above(q, eps):
+    """Which bins' noisy counts (Lap(1/eps)) exceed the threshold 1."""
+    return tuple(dp.laplace(c, 1 / eps) > 1 for c in q)
 
 
 def noisy_hist_threshold_exact_release(q, eps):
@@ -94,4 +104,12 @@ histogram_threshold_exact_release = dp.spec(
     grid={eps: [Fraction(1, 2)]},
     claims=[dp.private(eps, expect="refuted")],
     doc="Mutant: the noisy count is compared, the exact count released: not eps-DP for any eps.",
+)
+
+histogram_above = dp.spec(
+    noisy_hist_above,
+    universe=UNIVERSE,
+    grid={eps: [Fraction(1, 2), 1]},
+    claims=[dp.private(eps)],
+    doc="Which bins of the noisy histogram exceed 1: eps-DP, proved for every eps.",
 )
