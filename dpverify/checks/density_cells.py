@@ -201,10 +201,8 @@ def _support_points(weight: Any, backend: Any) -> Optional[list]:
             continue
         for index, piece in enumerate(slot.pieces):
             if any(not backend.is_zero(c) for c in piece.values()):
-                lo = slot.cuts[index - 1] if index else None
-                hi = slot.cuts[index] if index < len(slot.cuts) else None
-                inside = (lo + hi) / 2 if lo is not None and hi is not None else (
-                    (hi - 1) if lo is None and hi is not None else (lo + 1 if lo is not None else Fraction(0)))
+                inside = pw.interior(slot.cuts[index - 1] if index else None,
+                                     slot.cuts[index] if index < len(slot.cuts) else None)
                 points.append(Candidate(inside, inside))
                 break
     return points

@@ -43,16 +43,6 @@ class Sup:
     infinite_support: Optional[Fraction] = None  # a point where h = 0 < g
 
 
-def _interior(lo: Optional[Fraction], hi: Optional[Fraction]) -> Fraction:
-    if lo is None and hi is None:
-        return Fraction(0)
-    if lo is None:
-        return hi - 1
-    if hi is None:
-        return lo + 1
-    return (lo + hi) / 2
-
-
 def _nonzero(terms: dict, backend: Any) -> dict:
     return {k: c for k, c in terms.items() if not backend.is_zero(c)}
 
@@ -66,7 +56,7 @@ def ratio_sup(g: pw.Piecewise, h: pw.Piecewise, backend: Any) -> Sup:
     for index, (gt, ht) in enumerate(zip(g.pieces, h.pieces)):
         lo = cuts[index - 1] if index else None
         hi = cuts[index] if index < len(cuts) else None
-        inside = _interior(lo, hi)
+        inside = pw.interior(lo, hi)
         gt, ht = _nonzero(gt, backend), _nonzero(ht, backend)
         if not gt:
             continue
@@ -117,10 +107,6 @@ def beyond(g: pw.Piecewise, h: pw.Piecewise, candidate: Candidate, bound: Any, b
 
 
 # -- certifying pieces with several terms: interval branch and bound -------------------------
-
-MAX_DEPTH = 18
-"""Bisections per piece before a piece is left undecided."""
-
 
 def _iv(backend: Any, value: Fraction) -> Any:
     return backend.ctx.mpf(value.numerator) / value.denominator

@@ -23,7 +23,6 @@ if TYPE_CHECKING:
 Interval = tuple  # (lo, hi), None for an unbounded side; an open interval of the real line
 
 FULL: Interval = (None, None)
-KINDS = ("laplace", "exponential", "gaussian")
 
 
 class NeedsExactParameters(Exception):

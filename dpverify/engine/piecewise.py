@@ -39,6 +39,17 @@ class Piecewise:
         return index
 
 
+def interior(lo: Optional[Fraction], hi: Optional[Fraction]) -> Fraction:
+    """A point strictly inside the interval (lo, hi) (None: unbounded)."""
+    if lo is None and hi is None:
+        return Fraction(0)
+    if lo is None:
+        return hi - 1
+    if hi is None:
+        return lo + 1
+    return (lo + hi) / 2
+
+
 def constant(value: Any) -> Piecewise:
     return Piecewise((), ({(Fraction(0), 0): value},))
 
@@ -255,8 +266,7 @@ def correlate(a: Piecewise, b: Piecewise, backend: Any) -> Piecewise:
     for index in range(len(cuts) + 1):
         lo_g = cuts[index - 1] if index else None
         hi_g = cuts[index] if index < len(cuts) else None
-        g0 = (lo_g + hi_g) / 2 if lo_g is not None and hi_g is not None else (
-            hi_g - 1 if hi_g is not None else (lo_g + 1 if lo_g is not None else Fraction(0)))
+        g0 = interior(lo_g, hi_g)
         out: Terms = {}
         for a0, a1, at in pa:
             for b0, b1, bt in pb:
