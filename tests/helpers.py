@@ -3,6 +3,9 @@ from __future__ import annotations
 
 from fractions import Fraction
 
+import mpmath
+import sympy
+
 import dpverify as dp
 
 eps = dp.symbol("eps", positive=True)
@@ -18,3 +21,30 @@ def rr_spec(claim_factor: Fraction = Fraction(1), grid=(1,)) -> dp.Spec:
 
 def statuses(spec: dp.Spec) -> list[str]:
     return [r.status.value for r in dp.check(spec)]
+
+
+# -- certified intervals, read back as plain mpmath numbers --------------------------------------
+
+def lo_hi(x) -> tuple[mpmath.mpf, mpmath.mpf]:
+    """The endpoints of a certified interval as plain mpmath numbers (exactly: no rounding)."""
+    with mpmath.workprec(max(mpmath.mp.prec, 400)):
+        return mpmath.mpf(x._mpi_[0]), mpmath.mpf(x._mpi_[1])
+
+
+def mid(x) -> mpmath.mpf:
+    lo, hi = lo_hi(x)
+    return (lo + hi) / 2
+
+
+def encloses(x, value) -> bool:
+    """The interval x contains the (60-digit) value of an exact sympy number."""
+    with mpmath.workdps(60):
+        lo, hi = lo_hi(x)
+        v = mpmath.mpf(str(sympy.N(value, 60))) if isinstance(value, sympy.Basic) else mpmath.mpf(value)
+        return lo <= v <= hi
+
+
+def frac(x) -> mpmath.mpf:
+    """An exact rational as an mpmath number at the working precision."""
+    x = Fraction(x)
+    return mpmath.mpf(x.numerator) / x.denominator

@@ -29,6 +29,8 @@ from dpverify.engine import piecewise
 from dpverify.engine.noisy import Density
 from dpverify.engine.reading import distribution
 
+from .helpers import encloses, frac, lo_hi, mid
+
 SETTINGS = settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 IV = IntervalBackend(50)
 TOL = mpmath.mpf(10) ** -12
@@ -44,31 +46,9 @@ epsilons = st.fractions(min_value=Fraction(1, 4), max_value=2, max_denominator=4
 
 # -- independent numerics ------------------------------------------------------------------------
 
-def lo_hi(x) -> tuple[mpmath.mpf, mpmath.mpf]:
-    with mpmath.workprec(max(mpmath.mp.prec, 400)):
-        return mpmath.mpf(x._mpi_[0]), mpmath.mpf(x._mpi_[1])
-
-
-def mid(x) -> mpmath.mpf:
-    lo, hi = lo_hi(x)
-    return (lo + hi) / 2
-
-
-def encloses(x, value) -> bool:
-    with mpmath.workdps(60):
-        lo, hi = lo_hi(x)
-        v = mpmath.mpf(str(sympy.N(value, 60))) if isinstance(value, sympy.Basic) else mpmath.mpf(value)
-        return lo <= v <= hi
-
-
 def close(x, value, tol=TOL) -> bool:
     with mpmath.workdps(30):
         return abs(mid(x) - value) < tol
-
-
-def frac(x) -> mpmath.mpf:
-    x = Fraction(x)
-    return mpmath.mpf(x.numerator) / x.denominator
 
 
 def pdf(kind: str, mu, b):

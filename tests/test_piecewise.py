@@ -21,6 +21,8 @@ from dpverify.engine import piecewise as pw
 from dpverify.engine.backend import IntervalBackend, SympyBackend
 from dpverify.engine.noisy import Noise
 
+from .helpers import encloses, frac, lo_hi, mid
+
 SETTINGS = settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 POINTWISE = settings(SETTINGS, max_examples=100)  # cheap: more examples
 IV = IntervalBackend(50)
@@ -33,26 +35,6 @@ points = st.fractions(min_value=-6, max_value=6, max_denominator=16)
 
 
 # -- independent helpers ---------------------------------------------------------------------
-
-def lo_hi(x) -> tuple[mpmath.mpf, mpmath.mpf]:
-    """The endpoints of a certified interval as plain mpmath numbers (exactly: no rounding)."""
-    with mpmath.workprec(max(mpmath.mp.prec, 400)):
-        lo, hi = mpmath.mpf(x._mpi_[0]), mpmath.mpf(x._mpi_[1])
-    return lo, hi
-
-
-def mid(x) -> mpmath.mpf:
-    lo, hi = lo_hi(x)
-    return (lo + hi) / 2
-
-
-def encloses(x, value) -> bool:
-    """The interval x contains the (60-digit) value of an exact sympy number."""
-    with mpmath.workdps(60):
-        lo, hi = lo_hi(x)
-        v = mpmath.mpf(str(sympy.N(value, 60))) if isinstance(value, sympy.Basic) else mpmath.mpf(value)
-        return lo <= v <= hi
-
 
 def close(x, value) -> bool:
     with mpmath.workdps(30):
@@ -83,10 +65,6 @@ def quad(fn, lo, hi, cuts=()) -> mpmath.mpf:
         return mpmath.mpf(0)
     inner = sorted(x for x in {frac(Fraction(c)) for c in cuts} if lo < x < hi)
     return mpmath.quad(fn, [lo, *inner, hi])
-
-
-def frac(x: Fraction) -> mpmath.mpf:
-    return mpmath.mpf(x.numerator) / x.denominator
 
 
 def laplace_pdf(mu: Fraction, b: Fraction):
