@@ -26,10 +26,14 @@ import sympy
 
 from ..dsl.claims import Identity, Inequality
 from ..engine.backend import exact_sign
+from ..engine.smt import SAFETY_MESSAGE
 
 Values = dict[sympy.Symbol, sympy.Rational]
 CONFIRM_DIGITS = 80
-EVALUATION_SECONDS = 10.0
+SAFETY_SECONDS = 600.0
+"""The far wall-clock safety net around one formula check (sympy has no operation budget; z3's
+queries are limited by counts).  Every catalogue claim takes under a second: when it fires, the
+machine is overloaded or the formula pathological, and the outcome says so instead of deciding."""
 
 _SUPPORTED_FUNCTIONS = (sympy.exp, sympy.log, sympy.Abs, sympy.Max, sympy.Min, sympy.Piecewise, sympy.binomial,
                         sympy.factorial, sympy.floor, sympy.ceiling)
@@ -38,22 +42,24 @@ _SUPPORTED_FUNCTIONS = (sympy.exp, sympy.log, sympy.Abs, sympy.Max, sympy.Min, s
 _LIMITED = False
 
 
-class OutOfTime(Exception):
-    """A sympy computation exceeded its time limit."""
+class OutOfTime(BaseException):
+    """The wall-clock safety net fired.  A BaseException, so that no ``except Exception`` (ours
+    or sympy's) turns it into an ordinary failure that some other path would then decide on."""
 
 
 @contextlib.contextmanager
-def time_limit(seconds: float) -> Iterator[None]:
-    """Raise :class:`OutOfTime` in the block after ``seconds`` (sympy has no time limits of its own
-    and some simplifications run for minutes).  Only in the main thread; elsewhere, and inside an
-    outer limit (which keeps governing), it does nothing."""
+def time_limit(seconds: Optional[float] = None) -> Iterator[None]:
+    """Raise :class:`OutOfTime` in the block after ``seconds``: a safety net around a whole formula
+    check, never a budget that decides a verdict (the check then says ``unknown`` and why).  Only
+    in the main thread; elsewhere, and inside an outer limit (which keeps governing), it does nothing."""
     global _LIMITED
+    seconds = SAFETY_SECONDS if seconds is None else seconds
     if _LIMITED or threading.current_thread() is not threading.main_thread() or not hasattr(signal, "setitimer"):
         yield
         return
 
     def expire(signum: int, frame: object) -> None:
-        raise OutOfTime(f"gave up after {seconds:g}s")
+        raise OutOfTime(f"{SAFETY_MESSAGE}: the formula check ran past {seconds:g}s")
     previous = signal.signal(signal.SIGALRM, expire)
     signal.setitimer(signal.ITIMER_REAL, seconds)
     _LIMITED = True
@@ -179,11 +185,10 @@ def normalise(expr: sympy.Expr, notes: list[str]) -> sympy.Expr:
 
 
 def _attempt(compute: Callable[[], sympy.Expr], fallback: sympy.Expr) -> sympy.Expr:
-    """``compute()`` within EVALUATION_SECONDS, or ``fallback`` (left unevaluated) when it takes longer."""
+    """``compute()``, or ``fallback`` (left unevaluated) when sympy cannot compute it."""
     try:
-        with time_limit(EVALUATION_SECONDS):
-            return compute()
-    except Exception:  # OutOfTime, or one of the errors sympy raises on forms it cannot evaluate
+        return compute()
+    except Exception:  # one of the errors sympy raises on forms it cannot evaluate
         return fallback
 
 
@@ -238,12 +243,11 @@ def evaluate(expr: sympy.Expr, values: Values) -> Optional[sympy.Expr]:
     """``expr`` at a point, exactly: a real constant, or None where it is undefined (a zero
     denominator, a complex value); raises :class:`Undecidable` when it cannot be computed."""
     try:
-        with time_limit(EVALUATION_SECONDS):
-            value = expr.xreplace(values)
-            value = value.replace(lambda e: isinstance(e, sympy.Sum) and _bilateral(e), _split_bilateral).doit()
+        value = expr.xreplace(values)
+        value = value.replace(lambda e: isinstance(e, sympy.Sum) and _bilateral(e), _split_bilateral).doit()
     except ZeroDivisionError:
         return None
-    except (ValueError, TypeError, NotImplementedError, OutOfTime) as err:
+    except (ValueError, TypeError, NotImplementedError) as err:
         raise Undecidable(f"{expr} at {values}: {err}") from None
     if value.has(sympy.nan, sympy.zoo) or value.is_finite is False:
         return None

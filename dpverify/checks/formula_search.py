@@ -17,11 +17,13 @@ z3 models) are refined by a coordinate search with halving steps, each step
 exact rational arithmetic on the point and mpmath on the score.  The search
 never proves anything: not finding a counterexample is ``unknown``.
 
-Runs are deterministic (hypothesis ``derandomize=True``, no example database).
+Runs are deterministic (hypothesis ``derandomize=True``, no example database), and
+bounded by counts only -- MAX_EXAMPLES sampled points, REFINE_EVALUATIONS steps per
+refinement -- never by a clock, so the same claim gets the same answer at any machine load
+(the formula check's one wall-clock safety net sits around the whole check).
 """
 from __future__ import annotations
 
-import time
 from fractions import Fraction
 from typing import Callable, Optional
 
@@ -34,7 +36,6 @@ SEARCH_DPS = 30
 MAX_EXAMPLES = 400
 REFINE_EVALUATIONS = 600
 DEFAULT_SPAN = 20
-TIME_BUDGET = 30.0  # seconds; a safety net for slow sides (numeric integrals): the search then ends as unknown
 TOLERANCE = mpmath.mpf(10) ** -20
 
 Score = Callable[[Values], Optional[mpmath.mpf]]
@@ -47,7 +48,6 @@ def search(problem: Problem, bounds: dict, seeds: list[Values]) -> tuple[Optiona
         return None, "numeric search impossible (the sides do not evaluate numerically)"
     best: list[tuple[mpmath.mpf, Values]] = []
     confirmed: dict[tuple, Optional[Counterexample]] = {}
-    deadline = time.perf_counter() + TIME_BUDGET
 
     def confirm(values: Values) -> Optional[Counterexample]:
         key = tuple(values.values())
@@ -56,8 +56,6 @@ def search(problem: Problem, bounds: dict, seeds: list[Values]) -> tuple[Optiona
         return confirmed[key]
 
     def breaks(values: Values) -> bool:
-        if time.perf_counter() > deadline:
-            raise _OutOfTime
         value = _score_in_domain(problem, score, values)
         if value is None:
             return False
@@ -66,23 +64,16 @@ def search(problem: Problem, bounds: dict, seeds: list[Values]) -> tuple[Optiona
         del best[5:]
         return value > _threshold(problem) and confirm(values) is not None
 
-    try:
-        found = _sample(problem, bounds, breaks)
-        if found is not None:
-            return confirm(found), f"numeric search (hypothesis, up to {MAX_EXAMPLES} points)"
-        starts = [v for v in seeds if _score_in_domain(problem, score, v) is not None] + [v for _, v in best]
-        for start in starts:
-            point = _refine(problem, score, start, breaks, deadline)
-            if point is not None:
-                return confirm(point), "numeric search (hypothesis, then coordinate refinement)"
-    except _OutOfTime:
-        return None, f"numeric search found no counterexample before its time budget ({TIME_BUDGET:.0f}s) ran out"
+    found = _sample(problem, bounds, breaks)
+    if found is not None:
+        return confirm(found), f"numeric search (hypothesis, up to {MAX_EXAMPLES} points)"
+    starts = [v for v in seeds if _score_in_domain(problem, score, v) is not None] + [v for _, v in best]
+    for start in starts:
+        point = _refine(problem, score, start, breaks)
+        if point is not None:
+            return confirm(point), "numeric search (hypothesis, then coordinate refinement)"
     return None, (f"numeric search found no counterexample in {MAX_EXAMPLES} hypothesis examples and "
                   f"{len(starts)} refinements")
-
-
-class _OutOfTime(Exception):
-    """The search's time budget is spent."""
 
 
 def _threshold(problem: Problem) -> mpmath.mpf:
@@ -152,8 +143,7 @@ def _strategy(st, sym: sympy.Symbol, lo: Optional[Fraction], hi: Optional[Fracti
     return values.map(lambda f: sympy.Rational(f.numerator, f.denominator))
 
 
-def _refine(problem: Problem, score: Score, start: Values, breaks: Callable[[Values], bool],
-            deadline: float) -> Optional[Values]:
+def _refine(problem: Problem, score: Score, start: Values, breaks: Callable[[Values], bool]) -> Optional[Values]:
     """Coordinate search from ``start`` towards a larger violation, with halving steps."""
     point, current = dict(start), _score_in_domain(problem, score, start)
     if current is None:
@@ -171,8 +161,6 @@ def _refine(problem: Problem, score: Score, start: Values, breaks: Callable[[Val
                 trial = dict(point)
                 trial[sym] = point[sym] + direction * step
                 budget -= 1
-                if time.perf_counter() > deadline:
-                    raise _OutOfTime
                 value = _score_in_domain(problem, score, trial)
                 if value is not None and value > current:
                     point, current, improved = trial, value, True

@@ -13,7 +13,6 @@ at twice the precision, before the claim is refuted.
 """
 from __future__ import annotations
 
-import time
 from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any, Optional, Union
@@ -28,12 +27,17 @@ from ..engine.backend import IntervalBackend
 from ..errors import SpecError
 from ..engine.positivity import find_point
 from ..engine.reading import Table, distribution, keywords
+from ..engine.smt import SafetyLimit, check, resources
 from ..engine.symbolic import NotRational, WBasis, basis, rational_function, symbolic_laws
 from .result import Status, Witness
 from .workspace import Workspace, decimal, params
 
-TIMEOUT_MS = 10_000  # per z3 query
-PROOF_SECONDS = 60  # per proof; beyond it the claim keeps its grid verdict, with the reason
+QUERY_RLIMIT = 100_000_000
+"""z3's resource limit per query (a count of its steps, about 14 s on an idle machine), so that a
+proof's outcome does not depend on the machine's load."""
+PROOF_RLIMIT = 600_000_000
+"""z3's resources for all the queries of one proof; beyond it the claim keeps its grid verdict,
+with the reason.  (One-parameter proofs use exact root isolation, which always answers.)"""
 
 
 @dataclass
@@ -66,19 +70,27 @@ def prove_private(spec: Spec, program: Any, claim: Private, point: Point, table:
     for over, fixed, proof in done:
         if tuple((s, v) for s, v in point if s not in over) == fixed:
             return proof
-    proof = _prove(spec, program, claim, point, symbols, table, ws)
+    proof = _safely(spec, program, claim, point, symbols, table, ws)
     while isinstance(proof, NotRational) and proof.symbols and set(symbols) - proof.symbols:
         symbols = [s for s in symbols if s not in proof.symbols]  # keep those fixed, prove over the rest
-        proof = _prove(spec, program, claim, point, symbols, table, ws)
+        proof = _safely(spec, program, claim, point, symbols, table, ws)
     if isinstance(proof, NotRational):
         proof = Proof(Status.UNKNOWN, f"no proof for all {', '.join(s.name for s in symbols)}: {proof}")
     done.append((frozenset(symbols), tuple((s, v) for s, v in point if s not in symbols), proof))
     return proof
 
 
+def _safely(spec: Spec, program: Any, claim: Private, point: Point, symbols: list[sympy.Symbol], table: Table,
+            ws: Workspace) -> Union[Proof, NotRational]:
+    """:func:`_prove`, or ``unknown`` saying so when z3's far wall-clock safety net fired."""
+    try:
+        return _prove(spec, program, claim, point, symbols, table, ws)
+    except SafetyLimit as exc:
+        return Proof(Status.UNKNOWN, f"no proof for all {', '.join(s.name for s in symbols)}: {exc}")
+
+
 def _prove(spec: Spec, program: Any, claim: Private, point: Point, symbols: list[sympy.Symbol], table: Table,
            ws: Workspace) -> Union[Proof, NotRational]:
-    start = time.perf_counter()
     values = {**params(point), **{s.name: s for s in symbols}}
     fixed = {s: v for s, v in point if s not in symbols}
     datasets, left, right = ws.datasets(spec)
@@ -96,6 +108,7 @@ def _prove(spec: Spec, program: Any, claim: Private, point: Point, symbols: list
                                      f"parameters ({exc.problem})")
     gens = list(base.variables.values())
     solver = _solver(gens)
+    start = resources(solver)
     dens = {p for law in ratio for _, den in law.values() for p in [den]} | {bound_den}
     for den in dens:
         if _exists(solver, gens, den, "<=") is not False:
@@ -120,13 +133,13 @@ def _prove(spec: Spec, program: Any, claim: Private, point: Point, symbols: list
                 h = _normalised(bound_num * num_y * den - num * den_y * bound_den)
                 constraints.setdefault(h, (datasets[src], datasets[dst], o))
     for h, (x, x_prime, o) in constraints.items():
-        if time.perf_counter() - start > PROOF_SECONDS:
-            return Proof(Status.UNKNOWN, f"no proof for all eps: over the {PROOF_SECONDS} s budget with "
+        if resources(solver) - start > PROOF_RLIMIT:
+            return Proof(Status.UNKNOWN, f"no proof for all eps: over the z3 resource budget ({PROOF_RLIMIT:,}) with "
                                          f"{len(constraints)} constraints in {base.describe()}")
         answer = _exists(solver, gens, h, "<")
         if answer is None:
-            return Proof(Status.UNKNOWN, f"no proof for all eps: the decision procedure gave up (z3 timeout "
-                                         f"{TIMEOUT_MS} ms or root isolation failed) on a constraint in "
+            return Proof(Status.UNKNOWN, f"no proof for all eps: the decision procedure gave up (z3 resource "
+                                         f"limit {QUERY_RLIMIT:,} or root isolation failed) on a constraint in "
                                          f"{base.describe()}")
         if answer is not False:
             return _confirm(program, claim, point, symbols, base, h, answer, x, x_prime, o, table)
@@ -159,7 +172,6 @@ def _rational_laws(laws: list[dict], base: WBasis) -> list[dict]:
 
 def _solver(gens: list[sympy.Symbol]) -> z3.Solver:
     solver = z3.SolverFor("QF_NRA")
-    solver.set("timeout", TIMEOUT_MS)
     for w in gens:
         solver.add(z3.Real(w.name) > 1)
     return solver
@@ -187,20 +199,19 @@ def _exists(solver: z3.Solver, gens: list[sympy.Symbol], poly: sympy.Poly, op: s
     several variables: z3.
     """
     if len(gens) > 1:
-        return _z3_exists(solver, gens, poly, op, TIMEOUT_MS)
+        return _z3_exists(solver, gens, poly, op, QUERY_RLIMIT)
     found = find_point(sympy.Poly(poly.as_expr(), gens[0], domain="QQ"), op)
     if found is None or found is False:
         return found
     return {gens[0]: Fraction(int(found.p), int(found.q))}
 
 
-def _z3_exists(solver: z3.Solver, gens: list[sympy.Symbol], poly: sympy.Poly, op: str, timeout_ms: int) -> Any:
-    solver.set("timeout", timeout_ms)
+def _z3_exists(solver: z3.Solver, gens: list[sympy.Symbol], poly: sympy.Poly, op: str, rlimit: int) -> Any:
     solver.push()
     try:
         term = _z3(poly)
         solver.add(term < 0 if op == "<" else term <= 0)
-        answer = solver.check()
+        answer = check(solver, rlimit)
         if answer == z3.unsat:
             return False
         if answer != z3.sat:

@@ -23,6 +23,7 @@ import z3
 from ..dsl.queries import Abs, Extreme, Linear, Opaque, Query, Sum
 from ..dsl.universe import Neighbours, Universe
 from .datasets import enumerate_datasets, estimate, neighbour_pairs
+from .smt import check
 
 MAX_EVALUATIONS = 300_000
 """Refuse an enumeration needing more query evaluations (datasets x candidates) than this."""
@@ -126,7 +127,6 @@ def z3_search(query: Query, records: tuple, relation: Neighbours, size: int, can
     unknown = None
     for h in candidates:
         solver = z3.Solver()
-        solver.set("rlimit", RLIMIT)
         xs = [z3.Int(f"x{i}") for i in range(size)]
         for x in xs:
             solver.add(x >= 0, x < len(records))
@@ -144,7 +144,7 @@ def z3_search(query: Query, records: tuple, relation: Neighbours, size: int, can
             other = [y] + xs[1:]
         diff = encode(query, records, h, xs) - encode(query, records, h, other)
         solver.add(z3.Or(diff > limit, -diff > limit) if strict else z3.Or(diff >= limit, -diff >= limit))
-        answer = solver.check()
+        answer = check(solver, RLIMIT)
         if answer == z3.sat:
             model = solver.model()
             pick = [records[model.eval(x, model_completion=True).as_long()] for x in xs]

@@ -51,12 +51,44 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 from fractions import Fraction
-from typing import Optional
+from typing import Any, Optional
 
 import sympy
 import z3
 
 Bounds = dict[sympy.Symbol, tuple[Optional[int], Optional[int]]]
+
+SAFETY_SECONDS = 300
+"""A far wall-clock safety net on every z3 call; the deciding budget is z3's ``rlimit`` (a count)."""
+SAFETY_MESSAGE = "a wall-clock safety limit fired (machine load?)"
+
+
+class SafetyLimit(Exception):
+    """A wall-clock safety net fired: the outcome depends on the machine, so nothing is decided."""
+
+
+def check(solver: Any, rlimit: int) -> Any:
+    """``solver.check()`` (a z3 Solver or Optimize) under a deterministic resource limit ``rlimit``,
+    z3's count of its own steps, so the answer is the same at any machine load.
+
+    The wall-clock safety net (:data:`SAFETY_SECONDS`) is far beyond what the limit allows on
+    any machine; if it fires first anyway, :class:`SafetyLimit` is raised so that the caller
+    reports ``unknown`` saying so, instead of an answer that depends on the load.
+    """
+    solver.set("rlimit", rlimit)
+    solver.set("timeout", int(SAFETY_SECONDS * 1000))
+    before = resources(solver)
+    answer = solver.check()
+    if answer == z3.unknown and resources(solver) - before < rlimit and \
+            solver.reason_unknown() in ("timeout", "canceled"):
+        raise SafetyLimit(f"{SAFETY_MESSAGE}: z3 ran past {SAFETY_SECONDS} s before its resource limit")
+    return answer
+
+
+def resources(solver: Any) -> int:
+    """z3's resource count so far (cumulative over the process; differences measure one check)."""
+    stats = solver.statistics()
+    return int(stats.get_key_value("rlimit count")) if "rlimit count" in stats.keys() else 0
 
 
 class Unsupported(Exception):

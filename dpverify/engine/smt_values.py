@@ -14,17 +14,22 @@ from typing import Optional
 import sympy
 import z3
 
-from .smt import Bounds, Translator, Unsupported
+from .smt import Bounds, Translator, Unsupported, check
+
+BOUNDS_RLIMIT = 10_000_000
+"""z3's resource limit per optimisation (a count, not a clock): over 150 times what the catalogue's
+formula claims need (about 64,000)."""
 
 
 def symbol_bounds(symbols: list[sympy.Symbol], conditions: list[sympy.Basic],
-                  timeout_ms: int = 2000) -> dict[sympy.Symbol, tuple[Optional[Fraction], Optional[Fraction]]]:
+                  rlimit: int = BOUNDS_RLIMIT) -> dict[sympy.Symbol, tuple[Optional[Fraction], Optional[Fraction]]]:
     """Lower and upper bounds on each symbol implied by the *linear* conditions among ``conditions``.
 
     Only linear conditions are used (z3's optimiser decides them); a subset of
     the conditions can only give looser bounds, so every bound returned is
     valid.  A strict bound (b > 1) is returned as its value (1); integer
-    symbols get integer bounds; None means unbounded (or not found in time).
+    symbols get integer bounds; None means unbounded (or not found within ``rlimit``).  Raises
+    :class:`~.smt.SafetyLimit` if z3's wall-clock safety net fires first.
     """
     linear = [c for c in conditions if _linear(c, symbols)]
     tr = Translator(symbols)
@@ -34,11 +39,10 @@ def symbol_bounds(symbols: list[sympy.Symbol], conditions: list[sympy.Basic],
         found: list[Optional[Fraction]] = []
         for direction in ("minimize", "maximize"):
             opt = z3.Optimize()
-            opt.set("timeout", timeout_ms)
             opt.add(*facts)
             handle = getattr(opt, direction)(tr.enc.variables[s])
             value = None
-            if opt.check() == z3.sat:
+            if check(opt, rlimit) == z3.sat:
                 infinite, finite, _ = handle.lower_values() if direction == "minimize" else handle.upper_values()
                 if _fraction(infinite) == 0:
                     value = _fraction(finite)
