@@ -15,15 +15,31 @@ from .dsl.spec import Spec
 from .errors import SpecError, line_in
 
 
+def is_spec_name(path: Path) -> bool:
+    """Whether a ``*.py`` file found in a directory is a spec file (not ``_*.py``, not ``conftest.py``)."""
+    return path.suffix == ".py" and not path.name.startswith("_") and path.name != "conftest.py"
+
+
 def discover(paths: list[str]) -> list[Path]:
-    """Spec files under the given paths: ``*.py`` files, skipping ``_*.py`` and ``conftest.py``."""
+    """Spec files under the given paths: ``*.py`` files, skipping ``_*.py`` and ``conftest.py``.
+
+    Every path must give at least one spec file: a missing path, a directory without spec
+    files or a file that is not Python is a usage error (so a typo cannot pass a CI gate
+    by checking nothing).
+    """
     found: list[Path] = []
     for raw in paths:
         path = Path(raw)
         if path.is_dir():
-            found.extend(p for p in sorted(path.rglob("*.py"))
-                         if not p.name.startswith("_") and p.name != "conftest.py")
+            inside = [p for p in sorted(path.rglob("*.py")) if is_spec_name(p)]
+            if not inside:
+                raise SpecError(f"{raw}: no spec files in this directory (spec files are *.py, "
+                                "not _*.py or conftest.py)", "give a directory that holds spec files")
+            found.extend(inside)
         elif path.is_file():
+            if path.suffix != ".py":
+                raise SpecError(f"{raw} is not a spec file (spec files end in .py)",
+                                "give a spec file or a directory of spec files")
             found.append(path)
         else:
             raise SpecError(f"{raw}: no such file or directory", "give a spec file or a directory of spec files")
@@ -51,7 +67,13 @@ def load(path: Path) -> list[Spec]:
         raise SpecError(f"syntax error: {err.msg}", "fix the Python syntax", file=display, line=err.lineno) from None
     except SpecError as err:
         raise err.located(display, line_in(err.__traceback__, filename)) from None
-    except Exception as exc:  # an error in the spec's own code
+    except SystemExit as exc:  # sys.exit() or exit() at import: it must not end the whole run
+        raise SpecError(f"the spec file exits while it is imported (SystemExit: {exc.code!r})",
+                        "remove the exit, or guard script code with `if __name__ == \"__main__\":`",
+                        file=display, line=line_in(exc.__traceback__, filename)) from None
+    except KeyboardInterrupt:
+        raise
+    except BaseException as exc:  # an error in the spec's own code (any kind but the user's Ctrl-C)
         raise SpecError(f"the spec does not import: {type(exc).__name__}: {exc}",
                         "fix the error at this line (run `python " + display + "` to see it alone)",
                         file=display, line=line_in(exc.__traceback__, filename)) from None

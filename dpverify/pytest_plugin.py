@@ -1,20 +1,25 @@
 """pytest plugin: spec files become test files, each claim at each grid point a test item.
 
-Registered through the ``pytest11`` entry point, so ``pytest spec/`` (or a
-plain ``pytest`` whose testpaths include ``spec``) collects every ``*.py``
-file inside a directory named ``spec`` (``--dpverify-dir`` changes the name).
-A refuted claim fails with its witness and a replay command instead of a
-traceback.  This module is cheap to import: dpverify itself loads only when a
-spec file is collected.
+Registered through the ``pytest11`` entry point, so ``pytest spec/`` (or a plain
+``pytest`` whose testpaths include ``spec``) collects every ``*.py`` file inside a
+directory named ``spec`` (``--dpverify-dir`` changes the name), and a file named on the
+command line is collected as a spec wherever it lives when it imports dpverify.  Items
+are ``FILE::SPEC::CLAIM[NAME=VALUE,...]``: a node id pytest prints can be passed back to
+it.  A refuted claim fails with its witness and a replay command instead of a traceback.
+
+Claims are checked in a worker process per spec file (forked where the platform can),
+so spec code that exits or ends its process fails its items instead of ending the
+session.  This module is cheap to import: dpverify itself loads only when a spec file
+is collected.
 """
 from __future__ import annotations
 
+import fnmatch
+import re
 from pathlib import Path
 from typing import Any, Optional
 
 import pytest
-
-_WORKSPACES = pytest.StashKey[dict]()
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -27,36 +32,183 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                     help="collect *.py files inside directories with this name as dpverify specs")
 
 
-def pytest_configure(config: pytest.Config) -> None:
-    config.stash[_WORKSPACES] = {}
+def _candidate(path: Path, config: pytest.Config) -> bool:
+    """A ``*.py`` file that is not private, not a conftest and not a test module."""
+    if path.suffix != ".py" or path.name.startswith("_") or path.name == "conftest.py":
+        return False
+    patterns = config.getini("python_files")
+    return not any(fnmatch.fnmatch(str(path) if "/" in p else path.name, p) for p in patterns)
+
+
+def _in_spec_dir(path: Path, config: pytest.Config) -> bool:
+    return config.getoption("--dpverify-dir") in path.parent.parts
+
+
+def _imports_dpverify(path: Path) -> bool:
+    try:
+        text = path.read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return False
+    return re.search(r"^\s*(import|from)\s+dpverify\b", text, re.MULTILINE) is not None
 
 
 def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> Optional[pytest.Collector]:
-    if file_path.suffix != ".py" or file_path.name.startswith(("_", "test_")) or file_path.name == "conftest.py":
+    """Spec files met while collecting a directory (a file named on the command line is
+    collected by :func:`pytest_pycollect_makemodule` instead, so it is collected once)."""
+    if parent.session.isinitpath(file_path) or not _candidate(file_path, parent.config):
         return None
-    if parent.config.getoption("--dpverify-dir") not in file_path.parent.parts:
+    if not _in_spec_dir(file_path, parent.config):
         return None
     return SpecFile.from_parent(parent, path=file_path)
 
 
+@pytest.hookimpl(tryfirst=True)
+def pytest_pycollect_makemodule(module_path: Path, parent: pytest.Collector) -> Optional[pytest.Collector]:
+    """A file named on the command line: a spec if it sits in a spec directory or imports dpverify."""
+    if not parent.session.isinitpath(module_path) or not _candidate(module_path, parent.config):
+        return None
+    if _in_spec_dir(module_path, parent.config) or _imports_dpverify(module_path):
+        return SpecFile.from_parent(parent, path=module_path)
+    return None
+
+
+def _node_name(text: str) -> str:
+    """A name pytest can parse back out of a node id: no ``::``, brackets or white space."""
+    return re.sub(r"::|[\[\]\s]", "_", text)
+
+
+def _no_space(value: Any) -> str:
+    """A parameter value for a node id: ``1/2 + sqrt(2)`` as ``1/2+sqrt(2)``."""
+    return re.sub(r"\s", "", str(value))
+
+
 class SpecFile(pytest.File):
-    """A spec file: one item per (spec, claim, grid point)."""
+    """A spec file: one collector per spec, one item per (claim, grid point)."""
+
+    specs: list  # set by collect
+    _worker: Any = None
 
     def collect(self) -> Any:
         from .errors import SpecError
         from .loader import load
         from .runner import relative, render_error
         try:
-            specs = load(Path(relative(str(self.path))))
+            self.specs = load(Path(relative(str(self.path))))
         except SpecError as err:
             yield SpecLoadError.from_parent(self, name="load", error=render_error(err))
             return
-        for spec in specs:
-            for claim in spec.claims:
-                for point in spec.points_for(claim):
-                    label = ",".join(f"{sym.name}={value}" for sym, value in point)
-                    name = f"{spec.name}::{claim.id}" + (f"[{label}]" if label else "")
-                    yield ClaimItem.from_parent(self, name=name, spec=spec, claim=claim, point=point)
+        for index, spec in enumerate(self.specs):
+            yield SpecNode.from_parent(self, name=_node_name(spec.name), spec=spec, index=index)
+
+    def options(self) -> Any:
+        """The check options the pytest command line sets."""
+        from .checks import Options
+        from .checks.workspace import DEFAULT_MAX_WORK, DEFAULT_PRECISION
+        return Options(precision=self.config.getoption("--dpverify-precision") or DEFAULT_PRECISION,
+                       max_work=self.config.getoption("--dpverify-max-work") or DEFAULT_MAX_WORK)
+
+    def check(self, key: tuple[int, int, int]) -> Any:
+        """Check one (spec, claim, point) by index, in this file's worker process (started on
+        first use; after one ends, the next check starts a fresh one)."""
+        from .runner import relative
+        if self._worker is None:
+            self._worker = _Worker(relative(str(self.path)), self.specs, self.options())
+        result = self._worker.check(key)
+        if self._worker.ended:
+            self._worker = None
+        return result
+
+    def teardown(self) -> None:
+        if self._worker is not None:
+            self._worker.close()
+            self._worker = None
+
+
+class _Worker:
+    """Checks the points of one spec file in a forked process, one request at a time; where
+    the platform cannot fork, in this process."""
+
+    def __init__(self, path: str, specs: list, options: Any) -> None:
+        import multiprocessing
+        self.path, self.specs, self.options = path, specs, options
+        self.workspaces: dict[int, Any] = {}
+        self.ended = False
+        self.process: Any = None
+        if "fork" in multiprocessing.get_all_start_methods():
+            context = multiprocessing.get_context("fork")
+            self.connection, child = context.Pipe()
+            self.process = context.Process(target=self._serve, args=(child,))
+            self.process.start()
+            child.close()
+
+    def _point(self, key: tuple[int, int, int]) -> Any:
+        from .checks import Workspace
+        from .runner import run_point
+        i, j, k = key
+        spec = self.specs[i]
+        claim = spec.claims[j]
+        ws = self.workspaces.setdefault(i, Workspace(self.options))
+        return run_point(self.path, spec, claim, spec.points_for(claim)[k], ws)
+
+    def _serve(self, connection: Any) -> None:
+        """In the worker process: answer each key with its result until told to stop."""
+        from .checks import PointResult, Status
+        while (key := connection.recv()) is not None:
+            result = self._point(key)
+            try:
+                connection.send(result)
+            except Exception as exc:  # a result that does not pickle
+                connection.send(PointResult(result.params, Status.ERROR,
+                                            f"internal error: the result could not be sent back: {exc}"))
+
+    def check(self, key: tuple[int, int, int]) -> Any:
+        if self.process is None:
+            return self._point(key)
+        try:
+            self.connection.send(key)
+            return self.connection.recv()
+        except (EOFError, OSError):  # the process ended without answering
+            self.close()
+            return self._ended(key)
+
+    def _ended(self, key: tuple[int, int, int]) -> Any:
+        from .checks import PointResult, Status
+        from .dsl.params import point_label
+        from .errors import SpecError
+        spec = self.specs[key[0]]
+        claim = spec.claims[key[1]]
+        error = SpecError(f"the process checking {spec.name}:{claim.id} ended (exit code {self.process.exitcode}) "
+                          "without a result",
+                          "a mechanism returns its output: remove what ends the process "
+                          "(os._exit, os.kill, a crash in compiled code)", file=self.path)
+        return PointResult(point_label(spec.points_for(claim)[key[2]]), Status.ERROR, error.render())
+
+    def close(self) -> None:
+        self.ended = True
+        if self.process is None:
+            return
+        try:
+            self.connection.send(None)
+        except OSError:
+            pass
+        self.process.join()
+        self.connection.close()
+
+
+class SpecNode(pytest.Collector):
+    """One spec of a spec file: one item per claim and grid point."""
+
+    def __init__(self, *, spec: Any, index: int, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.spec, self.index = spec, index
+
+    def collect(self) -> Any:
+        for j, claim in enumerate(self.spec.claims):
+            for k, point in enumerate(self.spec.points_for(claim)):
+                label = ",".join(f"{sym.name}={_no_space(value)}" for sym, value in point)
+                name = _node_name(claim.id) + (f"[{label}]" if label else "")
+                yield ClaimItem.from_parent(self, name=name, spec=self.spec, claim=claim, point=point,
+                                            key=(self.index, j, k))
 
 
 class SpecLoadError(pytest.Item):
@@ -83,30 +235,19 @@ class ClaimFailed(Exception):
 class ClaimItem(pytest.Item):
     """One claim of one spec at one parameter point."""
 
-    def __init__(self, *, spec: Any, claim: Any, point: Any, **kwargs: Any) -> None:
+    def __init__(self, *, spec: Any, claim: Any, point: Any, key: tuple[int, int, int], **kwargs: Any) -> None:
         super().__init__(**kwargs)
-        self.spec, self.claim, self.point = spec, claim, point
-
-    def _workspace(self) -> Any:
-        from .checks import Options, Workspace
-        from .checks.workspace import DEFAULT_MAX_WORK, DEFAULT_PRECISION
-        spaces = self.config.stash[_WORKSPACES]
-        if id(self.spec) not in spaces:
-            options = Options(
-                precision=self.config.getoption("--dpverify-precision") or DEFAULT_PRECISION,
-                max_work=self.config.getoption("--dpverify-max-work") or DEFAULT_MAX_WORK)
-            spaces[id(self.spec)] = (self.spec, Workspace(options))  # keep spec alive with its workspace
-        return spaces[id(self.spec)][1]
+        self.spec, self.claim, self.point, self.key = spec, claim, point, key
 
     def runtest(self) -> None:
-        from .checks import check_point
-        from .runner import relative
-        result = check_point(self.spec, self.claim, self.point, self._workspace())
+        from .runner import relative, replay_command
+        spec_file = self.getparent(SpecFile)
+        assert spec_file is not None
+        result = spec_file.check(self.key)
         self.user_properties.append(("dpverify_status", result.status.value))
         expected = self.claim.expect
         if (result.status.value == expected) if expected else result.status.holds:
             return
-        path = relative(str(self.path))
         lines = [f"{result.status.value}: {self.spec.name}:{self.claim.id} ({self.claim.describe()})",
                  result.message]
         if expected:
@@ -121,8 +262,8 @@ class ClaimItem(pytest.Item):
                       f"  P(output|X)  = {w.p}", f"  P(output|X') = {w.p_prime}"]
             if w.ratio:
                 lines.append(f"  ratio = {w.ratio}")
-        replay = f"dpverify check {path} --spec {self.spec.name} --claim {self.claim.id}"
-        replay += "".join(f" --point {k}={v}" for k, v in result.params.items())
+        replay = replay_command(relative(str(self.path)), self.spec.name, self.claim.id, result.params,
+                                spec_file.options())
         lines.append(f"replay: {replay}")
         raise ClaimFailed("\n".join(lines))
 

@@ -5,16 +5,19 @@ of how results are displayed.
 from __future__ import annotations
 
 import os
+import shlex
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Optional
+from typing import Any, Optional
 
-from .checks import ClaimResult, Options, Workspace, check_point
-from .dsl.params import point_label
+from .checks import ClaimResult, Options, PointResult, Status, Workspace, check_point
+from .dsl.claims import Claim
+from .dsl.params import Point, point_label
 from .dsl.spec import Spec
-from .errors import SpecError
+from .errors import SpecError, line_in
 from .loader import discover, load
+from .selection import Plan, select
 
 
 @dataclass
@@ -29,6 +32,7 @@ class SpecReport:
 @dataclass
 class Report:
     specs: list[SpecReport]
+    options: Options = field(default_factory=Options)  # how the claims were checked, for replay commands
 
     def statuses(self) -> list[str]:
         out = [c.status.value for s in self.specs for c in s.claims]
@@ -53,17 +57,42 @@ def render_error(err: SpecError) -> str:
     return err.render()
 
 
-def planned(spec: Spec, claim_filter: Optional[str], point_filter: Optional[dict[str, str]]) -> list:
-    """(claim, point) pairs to run for a spec, after the command-line filters."""
-    todo = []
-    for claim in spec.claims:
-        if claim_filter and claim.id != claim_filter:
-            continue
-        for point in spec.points_for(claim):
-            if point_filter and claim.per_point and any(point_label(point).get(k) != v for k, v in point_filter.items()):
-                continue
-            todo.append((claim, point))
-    return todo
+def replay_command(path: str, spec: str, claim: str, params: dict[str, str],
+                   options: Optional[Options] = None) -> str:
+    """The ``dpverify check`` command that re-runs one claim at one point with the same options,
+    quoted for a shell."""
+    words = ["dpverify", "check", path, "--spec", spec, "--claim", claim]
+    for name, value in params.items():
+        words += ["--point", f"{name}={value}"]
+    default = Options()
+    if options is not None and options.precision != default.precision:
+        words += ["--precision", str(options.precision)]
+    if options is not None and options.max_work != default.max_work:
+        words += ["--max-work", str(options.max_work)]
+    if options is not None and options.proofs != default.proofs:
+        words.append("--no-proofs")
+    return " ".join(shlex.quote(w) for w in words)
+
+
+def run_point(path: str, spec: Spec, claim: Claim, point: Point, ws: Workspace) -> PointResult:
+    """:func:`check_point`, with anything the spec's code raises past it -- ``sys.exit()``, a
+    ``BaseException`` -- turned into an ``error`` result for this point (Ctrl-C still stops)."""
+    try:
+        result = check_point(spec, claim, point, ws)
+    except KeyboardInterrupt:
+        raise
+    except BaseException as exc:  # SystemExit and friends: the spec's fault, never the run's end
+        if isinstance(exc, SystemExit):
+            problem = f"the spec's code exits (SystemExit: {exc.code!r}) while {claim.id} is checked"
+            fix = "a mechanism returns its output; remove the sys.exit()/exit() call"
+        else:
+            problem = f"the spec's code raises {type(exc).__name__}: {exc} while {claim.id} is checked"
+            fix = "raise an Exception (not a BaseException) or fix the code at this line"
+        err = SpecError(problem, fix, file=path, line=line_in(exc.__traceback__, str(Path(path).resolve())))
+        return PointResult(point_label(point), Status.ERROR, str(err))
+    if result.status == Status.ERROR:  # name the file as the user gave it
+        result.message = result.message.replace(str(Path(path).resolve()), path)
+    return result
 
 
 def check_paths(paths: list[str], options: Options, *, claim_filter: Optional[str] = None,
@@ -72,9 +101,12 @@ def check_paths(paths: list[str], options: Options, *, claim_filter: Optional[st
                 on_point: Optional[Callable[[str], None]] = None, jobs: int = 1) -> Report:
     """Load every spec under ``paths`` and check its claims at every grid point.
 
+    Raises :class:`SpecError` on a usage error: a path without spec files, a filter that
+    matches nothing.  A spec file that does not load, or whose code ends its worker
+    process, is an ``error`` entry of the report; the other files are still checked.
     ``on_load(total_points)`` is called once the work is known, ``on_point(label)``
-    after each (claim, point) -- hooks for a progress bar.  ``jobs`` > 1 checks spec
-    files in that many worker processes; the report is the same, in the same order.
+    after each (claim, point) -- hooks for a progress bar.  ``jobs`` worker processes
+    check spec files side by side; the report is the same, in the same order.
     """
     loaded: list[tuple[Path, Optional[list[Spec]], Optional[str]]] = []
     for path in discover(paths):
@@ -82,39 +114,33 @@ def check_paths(paths: list[str], options: Options, *, claim_filter: Optional[st
             loaded.append((path, load(path), None))
         except SpecError as err:
             loaded.append((path, None, render_error(err)))
-    if spec_filter:
-        loaded = [(p, [s for s in specs if s.name == spec_filter] if specs is not None else None, e)
-                  for p, specs, e in loaded]
-    plans = {id(s): planned(s, claim_filter, point_filter) for _, specs, _ in loaded for s in specs or []}
+    plans = select([s for _, specs, _ in loaded for s in specs or []], spec_filter=spec_filter,
+                   claim_filter=claim_filter, point_filter=point_filter,
+                   unloaded=[str(path) for path, specs, _ in loaded if specs is None])
     if on_load:
         on_load(sum(len(v) for v in plans.values()))
-    work = [(path, specs) for path, specs, _ in loaded if specs]
-    results: dict[Path, list[SpecReport]] = {}
-    if jobs > 1 and len(work) > 1:
-        results = _in_workers(work, options, (claim_filter, point_filter, spec_filter), jobs, on_point)
-    else:
-        for path, specs in work:
-            results[path] = [_check_spec(path, spec, plans[id(spec)], options, on_point) for spec in specs]
+    work = [(path, [s for s in specs if plans.get(id(s))]) for path, specs, _ in loaded if specs]
+    work = [(path, specs) for path, specs in work if specs]
+    results = _check_files(work, plans, options, jobs, on_point)
     reports: list[SpecReport] = []
     for path, specs, error in loaded:
         if specs is None:
             reports.append(SpecReport(str(path), path.stem, error=error))
             continue
-        for spec, report in zip(specs, results[path]):
+        checked = [s for s in specs if plans.get(id(s))]
+        for spec, report in zip(checked, results.get(path, [])):
             report.spec = spec
             reports.append(report)
-    return Report(reports)
+    return Report(reports, options)
 
 
-def _check_spec(path: Path, spec: Spec, plan: list, options: Options,
+def _check_spec(path: Path, spec: Spec, plan: Plan, options: Options,
                 on_point: Optional[Callable[[str], None]] = None) -> SpecReport:
     ws = Workspace(options)
     report = SpecReport(str(path), spec.name)
     by_claim: dict[str, ClaimResult] = {}
     for claim, point in plan:
-        result = check_point(spec, claim, point, ws)
-        if result.status.value == "error":
-            result.message = result.message.replace(str(Path(path).resolve()), str(path))
+        result = run_point(str(path), spec, claim, point, ws)
         if claim.id not in by_claim:
             by_claim[claim.id] = ClaimResult(str(path), spec.name, claim.id, claim.kind,
                                              claim.describe(), [], claim.expect)
@@ -125,31 +151,76 @@ def _check_spec(path: Path, spec: Spec, plan: list, options: Options,
     return report
 
 
-def _check_file(path: Path, options: Options, filters: tuple) -> list[SpecReport]:
-    """In a worker process: load one spec file again and check it (results carry no spec objects)."""
-    claim_filter, point_filter, spec_filter = filters
-    specs = [s for s in load(path) if not spec_filter or s.name == spec_filter]
-    return [_check_spec(path, s, planned(s, claim_filter, point_filter), options) for s in specs]
-
-
-def _in_workers(work: list, options: Options, filters: tuple, jobs: int,
-                on_point: Optional[Callable[[str], None]]) -> dict[Path, list[SpecReport]]:
-    """Check spec files in parallel processes (forked, so the loaded modules are shared)."""
+def _check_files(work: list[tuple[Path, list[Spec]]], plans: dict[int, Plan], options: Options, jobs: int,
+                 on_point: Optional[Callable[[str], None]]) -> dict[Path, list[SpecReport]]:
+    """Check each spec file in a forked worker process, ``jobs`` at a time, so that spec code
+    that ends its process (``os._exit``, a crash) costs that file an error, not the run.
+    Where processes cannot be forked (Windows), the files are checked here, one by one."""
     import multiprocessing
-    from concurrent.futures import ProcessPoolExecutor, as_completed
-    context = multiprocessing.get_context("fork" if "fork" in multiprocessing.get_all_start_methods() else None)
+    if "fork" not in multiprocessing.get_all_start_methods():
+        return {path: [_check_spec(path, s, plans[id(s)], options, on_point) for s in specs]
+                for path, specs in work}
+    from multiprocessing.connection import wait
+    context = multiprocessing.get_context("fork")
+    pending = list(work)
+    running: dict[Any, tuple[Any, Path, list[Spec], list[str]]] = {}
     results: dict[Path, list[SpecReport]] = {}
-    with ProcessPoolExecutor(max_workers=min(jobs, len(work)), mp_context=context) as pool:
-        futures = {pool.submit(_check_file, path, options, filters): path for path, _ in work}
-        for future in as_completed(futures):
-            path = futures[future]
-            results[path] = future.result()
-            if on_point:
-                for report in results[path]:
-                    for claim in report.claims:
-                        for _ in claim.points:
-                            on_point(f"{report.name}:{claim.claim_id}")
+    try:
+        while pending or running:
+            while pending and len(running) < jobs:
+                path, specs = pending.pop(0)
+                receiver, sender = context.Pipe(duplex=False)
+                process = context.Process(target=_worker, args=(sender, path, specs, plans, options))
+                process.start()
+                sender.close()
+                running[receiver] = (process, path, specs, [])
+            for receiver in wait(list(running)):
+                process, path, specs, done = running[receiver]
+                try:
+                    kind, payload = receiver.recv()
+                except EOFError:  # the process ended without a word
+                    kind, payload = "died", None
+                if kind == "point":
+                    done.append(payload)
+                    if on_point:
+                        on_point(payload)
+                    continue
+                del running[receiver]
+                receiver.close()
+                process.join()
+                results[path] = payload if kind == "done" else _failed(path, specs, payload, process.exitcode, done)
+    finally:
+        for process, *_ in running.values():
+            process.terminate()
+            process.join()
     return results
+
+
+def _worker(sender: Any, path: Path, specs: list[Spec], plans: dict[int, Plan], options: Options) -> None:
+    """In a forked process: check one file's specs and send back the reports (or what stopped them)."""
+    try:
+        message = ("done", [_check_spec(path, s, plans[id(s)], options, lambda label: sender.send(("point", label)))
+                            for s in specs])
+    except KeyboardInterrupt:
+        raise
+    except BaseException as exc:  # a failure outside any one point's check
+        message = ("failed", f"{type(exc).__name__}: {exc}")
+    try:
+        sender.send(message)
+    except Exception as exc:  # a result that does not pickle
+        sender.send(("failed", f"its results could not be sent back: {type(exc).__name__}: {exc}"))
+    sender.close()
+
+
+def _failed(path: Path, specs: list[Spec], reason: Optional[str], exitcode: Optional[int],
+            done: list[str]) -> list[SpecReport]:
+    """Error entries for the specs of a file whose worker process failed or ended early."""
+    after = f" after {len(done)} checked points (the last {done[-1]})" if done else " before any point was checked"
+    if reason is None:
+        reason = f"the worker process checking this file ended (exit code {exitcode}){after}"
+    error = SpecError(reason, "a mechanism returns its output: remove what ends the process "
+                      "(os._exit, os.kill, a crash in compiled code)", file=relative(str(path)))
+    return [SpecReport(str(path), spec.name, error=error.render()) for spec in specs]
 
 
 def default_jobs() -> int:

@@ -39,10 +39,10 @@ def test_a_broken_spec_file_fails_with_its_location(pytester) -> None:
     result.stdout.fnmatch_lines(["*spec/broken.py:2: the universe has no records*"])
 
 
-def test_files_outside_spec_directories_are_not_collected(pytester) -> None:
+def test_files_outside_spec_directories_are_collected_only_when_named(pytester) -> None:
     pytester.path.joinpath("rr.py").write_text(SPEC)
-    result = pytester.runpytest("rr.py")
-    assert result.ret == 5  # no tests collected
+    assert pytester.runpytest().ret == 5  # no tests collected from a directory that is not a spec directory
+    pytester.runpytest("rr.py").assert_outcomes(passed=2, failed=1)
 
 
 def test_expected_refutations_pass_and_unexpected_holds_fail(pytester) -> None:
