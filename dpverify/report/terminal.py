@@ -5,7 +5,7 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from ..runner import Report
+from ..runner import Report, replay_command
 
 _STYLE = {"proved": "bold green", "verified": "green", "refuted": "bold red", "unknown": "yellow",
           "error": "bold magenta"}
@@ -53,8 +53,7 @@ def render(report: Report, console: Console) -> None:
                     console.print(Text(f"{point.status.value}: {spec.path} {spec.name}:{claim.claim_id} "
                                        f"[{params}]", style=_STYLE[point.status.value]))
                     console.print(f"  {point.message}", markup=False, highlight=False)
-                    replay = f"dpverify check {spec.path} --spec {spec.name} --claim {claim.claim_id}"
-                    replay += "".join(f" --point {k}={v}" for k, v in point.params.items())
+                    replay = replay_command(spec.path, spec.name, claim.claim_id, point.params, report.options)
                     console.print(f"  replay: {replay}", markup=False, highlight=False)
     counts: dict[str, int] = {}
     for status in report.statuses():
