@@ -134,7 +134,7 @@ def test_understated_mean_over_an_interval_is_refuted_both_ways() -> None:
 
 def test_loose_claim_is_proved_and_flagged() -> None:
     spec, g = learner_module()
-    mutant = with_claims(spec, dp.sensitivity(g["empirical_error"], 2 / n, candidates=g["THRESHOLDS"]))
+    mutant = with_claims(spec, dp.sensitivity(g["empirical_error"], at_most=2 / n, candidates=g["THRESHOLDS"]))
     result = run(mutant, "sensitivity")
     assert result.status.value == "proved" and "loose: exact value 1/n" in result.message
     assert result.figures["loose"] == {"n": 1, "claimed": "2", "exact": "1"}
@@ -171,7 +171,7 @@ def test_a_max_plus_a_mean_is_measured_by_enumeration_and_z3() -> None:
     spec = dp.spec(lambda data, eps: 0, universe=universe, grid={eps: [1]}, claims=[
         dp.sensitivity(bits, 1 + 1 / n, id="right"),
         dp.sensitivity(bits, 3 - n, id="wrong_beyond_the_universe"),
-        dp.sensitivity(bits, 2, id="loose")])
+        dp.sensitivity(bits, at_most=2, id="loose")])
     right = run(spec, "right")
     assert right.status.value == "verified" and "not proved for every n" in right.message
     assert "z3 over symbolic datasets" in right.message and "2, 3, 4, 5, 6, 7, 8" in right.message

@@ -5,10 +5,14 @@ Derived queries (counts, totals, means, max/min, |linear|, scaled and shifted):
 * ``proved`` -- the claim C(n) equals the derived Delta(n) for every integer
   n >= n_min: exact values below the point where both are one rational
   function, then sympy simplifies C - Delta to 0 (:mod:`..engine.eventually`);
-* ``proved``, flagged *loose* -- C(n) >= Delta(n) everywhere, strictly somewhere;
+  for ``at_most=``, also when C(n) >= Delta(n) everywhere, strictly somewhere
+  (flagged *loose*);
 * ``refuted`` -- C(k) < Delta(k) at some k: the derivation's maximising pair
   at size k, re-confirmed by evaluating the query afresh on both datasets and
-  re-checking that they are neighbours.
+  re-checking that they are neighbours; for ``equals=``, also C(k) > Delta(k)
+  (the words say *equal*): the pair attaining Delta(k) is the witness, and a
+  second method (z3 over symbolic datasets, or enumeration of every pair of
+  size k) confirms that no pair reaches C(k) -- without it, ``unknown``.
 
 Other queries are measured (:mod:`..engine.sensitivity_search`): exact
 enumeration of the universe at its sizes, and z3 over symbolic datasets at
@@ -33,7 +37,8 @@ from ..engine.eventually import Undecided, compare, value_at
 from ..engine.sensitivity import N, Derivation, NotDerivable, derive
 from ..errors import SpecError
 from .result import PointResult, Status, Witness
-from .sensitivity_measure import confirm, enumerated, measured, mechanism_note, values
+from .sensitivity_measure import (are_neighbours, confirm, enumerated, measured, mechanism_note, refute_loose,
+                                  values)
 from .workspace import Workspace
 
 
@@ -78,7 +83,7 @@ def context(spec: Spec, claim: Sensitivity) -> Context:
             isinstance(r, tuple) and len(r) == 2 for r in domain.records):
         raise SpecError("sensitivity: label-only neighbours need records (x, y)",
                         "build the domain with dp.labelled(xs, labels)")
-    claimed = claim.equals.subs(claim.n, N) if claim.n is not None else claim.equals
+    claimed = claim.bound.subs(claim.n, N) if claim.n is not None else claim.bound
     return Context(claim.query, relation, domain, claim.candidates or (None,), universe, claimed)
 
 
@@ -132,6 +137,16 @@ def _derived(spec: Spec, ctx: Context, claim: Sensitivity, d: Derivation, result
         return result
     if cmp.below is not None:
         return _refute(ctx, d, cmp.below, result, head)
+    if cmp.above is not None and claim.exact:
+        k = cmp.above
+        pair = d.witness(k)
+        return refute_loose(ctx, k, d.value(k), None if pair is None else pair[:3], result, head, derived=True)
+    if claim.exact:
+        unattained = _unattained(ctx, d, n0)
+        if unattained:
+            result.message = (f"{head}; the claim {show(ctx.claimed)} equals the derived value, but {unattained}, "
+                              "so the derived value is only an upper bound and equality is not proved")
+            return result
     how = (f"C - Delta simplifies to 0 for {size} >= {cmp.tail_start}" if cmp.tail_identity
            else f"C - Delta is one rational function of constant sign for {size} >= {cmp.tail_start}")
     if cmp.tail_start > n0:
@@ -148,6 +163,22 @@ def _derived(spec: Spec, ctx: Context, claim: Sensitivity, d: Derivation, result
         result.message = f"{head}; the claim {show(ctx.claimed)} equals it for every {size} >= {n0}: {how}"
     result.message += cross + mechanism_note(spec, ctx.query)
     return result
+
+
+def _unattained(ctx: Context, d: Derivation, n0: int) -> str:
+    """Why the derived Delta(n0) is not shown attained ('' when a neighbouring pair recomputes to it):
+    an ``equals=`` claim needs the value reached, not only bounded."""
+    if exact_sign(d.value(n0)) == 0:
+        return ""  # a maximum of |differences| >= 0 that is 0 is attained by any pair
+    pair = d.witness(n0)
+    if pair is None:
+        return f"no pair attaining it at n = {n0} was located"
+    x, x_prime, candidate, _ = pair
+    args = () if candidate is None else (candidate,)
+    change = abs(ctx.query(x, *args) - ctx.query(x_prime, *args))
+    if not are_neighbours(ctx.relation, x, x_prime) or exact_sign(sympy.sympify(change) - d.value(n0)) != 0:
+        return f"the pair {x!r}, {x_prime!r} built for n = {n0} does not recompute to it"
+    return ""
 
 
 def _cross_check(ctx: Context, d: Derivation, n0: int) -> str:

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any, Optional, Union
 
 import sympy
 
-from ..dsl.queries import Abs, Extreme, Linear, Opaque, Query
+from ..dsl.queries import Abs, Extreme, Interval, Linear, Opaque, Query
 from ..dsl.spec import Spec
 from ..dsl.universe import Neighbours, Universe
 from ..engine.backend import IntervalBackend, exact_sign
@@ -21,7 +21,8 @@ from ..engine.enumerate import Runner, Session
 from ..engine.eventually import value_at
 from ..engine.primitives import derived_notes
 from ..engine.sensitivity import N
-from ..engine.sensitivity_search import Found, NotEncodable, enumerate_max, z3_search
+from ..engine.sensitivity_search import Found, NotEncodable, enumerate_max, z3_interval_search, z3_search
+from ..engine.smt import SafetyLimit
 from ..errors import DpverifyError
 from .result import PointResult, Status, Witness
 from .workspace import params
@@ -138,13 +139,22 @@ def same_sensitivity(a: Query, b: Query) -> bool:
 
 def measured(ctx: "Context", claim: Any, result: PointResult, why: str) -> PointResult:
     """Enumerate the universe and attack the claim with z3 at further sizes."""
-    n0 = claim.n_min or (2 if ctx.relation is Neighbours.ADD_REMOVE else 1)
     head = f"not derived ({why})"
+    try:
+        return _measured(ctx, claim, result, head)
+    except SafetyLimit as exc:
+        result.message = f"{head}; {exc}"
+        return result
+
+
+def _measured(ctx: "Context", claim: Any, result: PointResult, head: str) -> PointResult:
+    n0 = claim.n_min or (2 if ctx.relation is Neighbours.ADD_REMOVE else 1)
     found = enumerated(ctx, n0)
     if found is None:
         result.message = f"{head}; the record domain is not finite, so nothing can be enumerated"
         return result
     held, loose, notes = [], [], []
+    first_loose: Optional[Found] = None
     for k, f in sorted(found.items()):
         claimed = value_at(ctx.claimed, N, k)
         sign = exact_sign(claimed - sympy.sympify(f.value))
@@ -153,6 +163,11 @@ def measured(ctx: "Context", claim: Any, result: PointResult, why: str) -> Point
         held.append(k)
         if sign != 0:
             loose.append(f"n = {k}: exact {f.value}")
+            first_loose = first_loose or f
+    if claim.exact and first_loose is not None:
+        f = first_loose
+        return refute_loose(ctx, f.size, f.value, (f.x, f.x_prime, f.candidate), result,
+                            f"{head}; exact enumeration of the universe", derived=False)
     result.figures["enumerated"] = {str(k): str(f.value) for k, f in sorted(found.items())}
     z3_sizes = []
     if isinstance(ctx.relation, Neighbours) and not _opaque(ctx.query):
@@ -172,6 +187,11 @@ def measured(ctx: "Context", claim: Any, result: PointResult, why: str) -> Point
                                         strict=False)
                 if attained == "unsat":
                     loose.append(f"n = {k}: no pair attains {claimed} (z3)")
+                    if claim.exact:
+                        result.message = (f"{head}; z3 over symbolic datasets: no neighbouring pair of size {k} "
+                                          f"changes q by the claimed {claimed}, so the claim is loose there, but "
+                                          "the exact value was not computed, so it is not refuted; " + EXACT_WORDS)
+                        return result
             except NotEncodable as err:
                 notes.append(f"z3 not applicable: {err}")
                 break
@@ -196,6 +216,71 @@ def measured(ctx: "Context", claim: Any, result: PointResult, why: str) -> Point
     return result
 
 
+EXACT_WORDS = "equals= means exactly equal: write at_most= for an upper bound"
+
+
+def refute_loose(ctx: "Context", k: int, exact: Any, pair: Optional[tuple], result: PointResult, head: str,
+                 derived: bool) -> PointResult:
+    """An ``equals=`` claim above the true sensitivity at size ``k``: refuted when the pair attaining
+    the exact value ``exact`` recomputes to it and a second method confirms that no pair of size k
+    reaches the claim; otherwise ``unknown`` with the reason."""
+    claimed = value_at(ctx.claimed, N, k)
+    loose = f"the claim {ctx.claimed} is loose at n = {k}: the sensitivity there is {exact}, not {claimed}"
+    if pair is None:
+        result.message = f"{head}; {loose}, but no pair attaining it could be built, so it is not refuted; {EXACT_WORDS}"
+        return result
+    x, x_prime, candidate = pair
+    args = () if candidate is None else (candidate,)
+    value, value_prime = ctx.query(x, *args), ctx.query(x_prime, *args)
+    change = abs(value - value_prime)
+    if not are_neighbours(ctx.relation, x, x_prime) or exact_sign(sympy.sympify(change) - sympy.sympify(exact)) != 0:
+        result.message = (f"{head}; {loose}, but the pair {x!r}, {x_prime!r} does not recompute to it "
+                          f"(internal inconsistency, not trusted); {EXACT_WORDS}")
+        return result
+    confirmed, how = _nothing_reaches(ctx, k, claimed, derived)
+    if not confirmed:
+        result.message = f"{head}; {loose}, but {how}, so it is not refuted; {EXACT_WORDS}"
+        return result
+    result.status = Status.REFUTED
+    result.witness = Witness(x, x_prime, candidate, str(value), str(value_prime))
+    result.figures.update({"n": k, "exact": str(exact), "claimed_at_n": str(claimed)})
+    result.message = (f"the sensitivity at n = {k} is {exact}, not the claimed {claimed}: X={x!r} and X'={x_prime!r} "
+                      f"are neighbours, {values(candidate, value, value_prime)}: |difference| = {change} (recomputed), "
+                      f"and {how}; {EXACT_WORDS}; {head}")
+    return result
+
+
+def _nothing_reaches(ctx: "Context", k: int, claimed: Any, derived: bool) -> tuple[bool, str]:
+    """Whether a method other than the one that found the exact value shows that no neighbouring
+    pair of size k changes q by ``claimed`` or more: z3 over symbolic datasets, or (for a derived
+    value) exact enumeration of every pair of size k."""
+    if isinstance(ctx.domain, Interval):
+        answer, why = z3_interval_search(ctx.query, ctx.domain.lo, ctx.domain.hi, ctx.relation, k, ctx.candidates,
+                                         claimed)
+        if answer == "unsat":
+            return True, (f"z3 over records in {ctx.domain.describe()} shows that no neighbouring pair of size {k} "
+                          f"reaches {claimed}")
+        return False, f"no second method confirms it ({why})"
+    if ctx.records is None:
+        return False, "no second method covers this record domain"
+    if isinstance(ctx.relation, Neighbours) and not _opaque(ctx.query):
+        try:
+            answer, _ = z3_search(ctx.query, ctx.records, ctx.relation, k, ctx.candidates, claimed, strict=False)
+        except NotEncodable:
+            answer = "n/a"
+        if answer == "unsat":
+            return True, f"z3 over symbolic datasets shows that no neighbouring pair of size {k} reaches {claimed}"
+        if answer == "sat":
+            return False, f"z3 finds a pair of size {k} reaching {claimed} (internal inconsistency, not trusted)"
+    if derived and isinstance(ctx.relation, Neighbours):
+        sizes = (k - 1, k) if ctx.relation is Neighbours.ADD_REMOVE else (k,)
+        symmetric = not _opaque(ctx.query)
+        part = _enumerate(ctx, Universe(ctx.records, sizes, ctx.relation, symmetric)).get(k)
+        if part is not None and exact_sign(sympy.sympify(part.value) - claimed) == -1:
+            return True, f"exact enumeration of every neighbouring pair of size {k} gives {part.value}"
+    return False, "no second method could confirm that no pair reaches the claim"
+
+
 def _refuted(ctx: "Context", x: tuple, x_prime: tuple, candidate: Any, claimed: Any, k: int,
              result: PointResult, how: str) -> PointResult:
     checked = confirm(ctx, x, x_prime, candidate, claimed)
@@ -212,5 +297,5 @@ def _refuted(ctx: "Context", x: tuple, x_prime: tuple, candidate: Any, claimed: 
     return result
 
 
-__all__ = ["Z3_MAX_N", "are_neighbours", "confirm", "enumerated", "measured", "mechanism_note",
+__all__ = ["Z3_MAX_N", "are_neighbours", "confirm", "enumerated", "measured", "mechanism_note", "refute_loose",
            "same_sensitivity", "values"]

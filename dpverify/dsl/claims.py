@@ -240,18 +240,22 @@ from .universe import Neighbours as _Neighbours  # noqa: E402
 
 @dataclass(frozen=True)
 class Sensitivity(Claim):
-    """The global sensitivity of ``query`` is ``equals``, a function of the dataset size n.
+    """The global sensitivity of ``query`` is ``bound`` (``exact``) or at most ``bound``, a function
+    of the dataset size n.
 
     Delta(n) = max |q(X) - q(X')| over neighbouring datasets X, X' of size n
     (under add/remove: X of size n, X' = X minus one record).  For a score
-    u(X, y) the maximum is also over the ``candidates`` y.  The claim
-    quantifies over every integer n >= ``n_min`` (not over the grid), and is
-    about the query, not the mechanism: it uses the spec's universe (if any)
+    u(X, y) the maximum is also over the ``candidates`` y.  ``equals=`` claims
+    Delta(n) = bound for every n (a loose bound is refuted, with the exact value);
+    ``at_most=`` claims Delta(n) <= bound (a loose bound holds, flagged loose).
+    The claim quantifies over every integer n >= ``n_min`` (not over the grid), and
+    is about the query, not the mechanism: it uses the spec's universe (if any)
     only for the record domain and the relation it does not state itself.
     """
 
     query: Any = None
-    equals: sympy.Expr = sympy.Integer(0)
+    bound: sympy.Expr = sympy.Integer(0)
+    exact: bool = True
     n: Optional[sympy.Symbol] = None
     neighbours: Any = None
     n_min: Optional[int] = None
@@ -261,43 +265,51 @@ class Sensitivity(Claim):
     per_point = False
 
     def describe(self) -> str:
-        return f"sensitivity of {self.query.describe()} = {self.equals}"
+        return f"sensitivity of {self.query.describe()} {'=' if self.exact else '<='} {self.bound}"
 
 
-def sensitivity(query: Any, equals: Any, *, neighbours: Any = None, n: Optional[sympy.Symbol] = None,
-                n_min: Optional[int] = None, candidates: Any = None, id: Optional[str] = None,
-                expect: Optional[str] = None) -> Sensitivity:
+def sensitivity(query: Any, equals: Any = None, *, at_most: Any = None, neighbours: Any = None,
+                n: Optional[sympy.Symbol] = None, n_min: Optional[int] = None, candidates: Any = None,
+                id: Optional[str] = None, expect: Optional[str] = None) -> Sensitivity:
     """Claim that ``query`` (built with dp.count/total/mean/max_of/min_of or dp.query) has global
-    sensitivity ``equals`` for every dataset size n >= ``n_min``.
+    sensitivity exactly ``equals`` -- or at most ``at_most`` -- for every dataset size n >= ``n_min``.
 
-    ``equals`` is an expression in the size symbol ``n`` (found in ``equals`` when
-    it has one symbol); ``neighbours`` defaults to the spec universe's relation;
-    ``candidates`` is required for a score u(X, y).
+    Give one of the two: ``equals`` means equal (a claim above the true sensitivity is refuted,
+    with the exact value), ``at_most`` an upper bound.  The value is an expression in the size
+    symbol ``n`` (found in it when it has one symbol); ``neighbours`` defaults to the spec
+    universe's relation; ``candidates`` is required for a score u(X, y).
 
     >>> import dpverify as dp
     >>> m = dp.symbol("m", integer=True, positive=True)
     >>> dp.sensitivity(dp.mean(lambda v: v, domain=dp.interval(0, 1)), 1 / m).n
     m
+    >>> dp.sensitivity(dp.count(lambda r: r), at_most=2).describe()
+    'sensitivity of count(t) <= 2'
     """
     fn = "sensitivity"
     if not isinstance(query, _Query):
         raise SpecError(f"{fn}: query={query!r} is not a query",
                         "build it with dp.count, dp.total, dp.mean, dp.max_of, dp.min_of, or wrap a "
                         "function of the dataset with dp.query(fn)")
-    expr = _expression(equals, "equals", fn)
+    if (equals is None) == (at_most is None):
+        raise SpecError(f"{fn}: give exactly one of equals= (the sensitivity is this value) and at_most= "
+                        f"(an upper bound){'' if equals is None else ', not both'}",
+                        "e.g. dp.sensitivity(q, 1 / n) or dp.sensitivity(q, at_most=2 / n)")
+    word, value = ("equals", equals) if at_most is None else ("at_most", at_most)
+    expr = _expression(value, word, fn)
     if expr.is_number and expr.is_negative:
-        raise SpecError(f"{fn}: equals={equals!r} is negative", "a sensitivity is a maximum of |q(X) - q(X')| >= 0")
+        raise SpecError(f"{fn}: {word}={value!r} is negative", "a sensitivity is a maximum of |q(X) - q(X')| >= 0")
     if n is not None and not isinstance(n, sympy.Symbol):
         raise SpecError(f"{fn}: n={n!r} is not a sympy Symbol",
-                        "pass the size symbol used in equals, e.g. n=dp.symbol('n', integer=True, positive=True)")
+                        "pass the size symbol used in the claimed value, e.g. n=dp.symbol('n', integer=True, positive=True)")
     free = expr.free_symbols
     if n is None:
         if len(free) > 1:
-            raise SpecError(f"{fn}: equals={expr} has several symbols", "say which one is the dataset size with n=")
+            raise SpecError(f"{fn}: {word}={expr} has several symbols", "say which one is the dataset size with n=")
         n = next(iter(free)) if free else sympy.Symbol("n", integer=True, positive=True)
     if free - {n}:
         others = ", ".join(sorted(s.name for s in free - {n}))
-        raise SpecError(f"{fn}: equals={expr} uses {others}, but a sensitivity is a function of n={n} only",
+        raise SpecError(f"{fn}: {word}={expr} uses {others}, but a sensitivity is a function of n={n} only",
                         "write the claimed sensitivity in the dataset size alone, e.g. 1/n")
     if neighbours is not None and not (isinstance(neighbours, _Neighbours) or callable(neighbours)):
         raise SpecError(f"{fn}: neighbours={neighbours!r} is not a neighbour relation",
@@ -313,5 +325,5 @@ def sensitivity(query: Any, equals: Any, *, neighbours: Any = None, n: Optional[
             raise SpecError(f"{fn}: candidates is empty", "give at least one candidate")
     elif candidates is not None:
         raise SpecError(f"{fn}: candidates= is only for scores u(X, y)", "leave it out for a query q(X)")
-    return Sensitivity(query=query, equals=expr, n=n, neighbours=neighbours, n_min=n_min,
+    return Sensitivity(query=query, bound=expr, exact=at_most is None, n=n, neighbours=neighbours, n_min=n_min,
                        candidates=candidates, id=id, expect=expect)

@@ -16,10 +16,12 @@ Label-only needs records (x, y), so it has no interval form.
 """
 from __future__ import annotations
 
+import sys
 from fractions import Fraction
 from typing import Any, Optional
 
 import sympy
+import z3
 from sympy.calculus.util import function_range
 
 from ..dsl.queries import Extreme, Interval, Linear, Query
@@ -38,14 +40,72 @@ def _plain(value: sympy.Expr) -> Any:
     return value
 
 
+class _Watched(sympy.Symbol):
+    """The record as a symbol that notices when spec code compares or hashes it.
+
+    ``x == 0``, ``x in (0, 1)`` or ``table.get(x)`` on a sympy symbol answer structurally
+    (False, a miss), so ``5 if x == 0 else x`` would read as the term x over the whole
+    interval while the real term is 5 at 0.  Calls made by sympy itself are not spec code.
+    """
+
+    touched: list = []
+
+    def _note(self, other: Any = None) -> None:
+        caller = sys._getframe(2).f_globals.get("__name__", "")
+        if not (caller.startswith("sympy") or caller == __name__) and other is not self:
+            _Watched.touched.append(other)
+
+    def __eq__(self, other: Any) -> bool:
+        self._note(other)
+        return sympy.Symbol.__eq__(self, other)
+
+    def __ne__(self, other: Any) -> bool:
+        self._note(other)
+        return sympy.Symbol.__ne__(self, other)
+
+    def __hash__(self) -> int:
+        self._note()
+        return sympy.Symbol.__hash__(self)
+
+
 def _term(term: Any, h: Any) -> sympy.Expr:
     from .sensitivity import NotDerivable
     if term.indicator:
         raise NotDerivable("an indicator (count) over an interval domain has no derived range")
-    value = term.fn(X) if term.arity == 1 else term.fn(X, h)
+    record = _Watched("x", real=True)
+    _Watched.touched.clear()
+    try:
+        value = term.fn(record) if term.arity == 1 else term.fn(record, h)
+    except (TypeError, ValueError, ArithmeticError) as err:  # e.g. `if x > 0:` on a symbol
+        raise NotDerivable(f"the record term cannot be read on a symbolic record over an interval "
+                           f"({type(err).__name__}: {err})") from None
+    finally:
+        touched, _Watched.touched = list(_Watched.touched), []
+    if touched:
+        raise NotDerivable("the record term compares or hashes the record (==, !=, in, a dict or set "
+                           "lookup), which a symbolic record cannot follow over an interval")
     if isinstance(value, (bool, sympy.logic.boolalg.Boolean)) and not isinstance(value, sympy.Expr):
         raise NotDerivable(f"the record term gives the condition {value}, not a number, over an interval")
-    return sympy.sympify(value)
+    try:
+        value = sympy.sympify(value, strict=True)
+    except (sympy.SympifyError, TypeError):
+        raise NotDerivable(f"the record term gives {value!r}, not a sympy expression") from None
+    if not isinstance(value, sympy.Expr):
+        raise NotDerivable(f"the record term gives {value!r}, not a real expression")
+    value = value.xreplace({record: X})
+    if value.free_symbols - {X}:
+        raise NotDerivable(f"the record term {value} has symbols other than the record")
+    return value.xreplace({f: _exact(f) for f in value.atoms(sympy.Float)})
+
+
+def _exact(value: sympy.Float) -> sympy.Rational:
+    """A float in a record term, accepted only when it is exactly what it looks like (0.5, not 0.1),
+    as the same term evaluated on a concrete record accepts it."""
+    from .sensitivity import NotDerivable
+    binary = Fraction(float(value))
+    if sympy.Float(float(value)) != value or binary != Fraction(repr(float(value))):
+        raise NotDerivable(f"the record term uses the float {value}, which is not exact: use a Fraction")
+    return sympy.Rational(binary.numerator, binary.denominator)
 
 
 def _extremes(f: sympy.Expr, dom: Interval) -> tuple[sympy.Expr, Optional[Any], sympy.Expr, Optional[Any]]:
@@ -58,6 +118,9 @@ def _extremes(f: sympy.Expr, dom: Interval) -> tuple[sympy.Expr, Optional[Any], 
     low, high = image.inf, image.sup
     if not (low.is_finite and high.is_finite):
         raise NotDerivable(f"{f} is unbounded over {dom.describe()}")
+    doubt = _range_doubt(f, dom, low, high)
+    if doubt:
+        raise NotDerivable(f"sympy's range [{low}, {high}] of {f} over {dom.describe()} is not confirmed: {doubt}")
     points = [dom.lo, dom.hi]
     try:
         stationary = sympy.solveset(sympy.diff(f, X), X, sympy.Interval(dom.lo, dom.hi))
@@ -72,6 +135,29 @@ def _extremes(f: sympy.Expr, dom: Interval) -> tuple[sympy.Expr, Optional[Any], 
                 return _plain(p)
         return None
     return low, where(low), high, where(high)
+
+
+def _range_doubt(f: sympy.Expr, dom: Interval, low: sympy.Expr, high: sympy.Expr) -> str:
+    """Why z3 does not confirm that f is defined on all of [lo, hi] with values in [low, high]
+    ('' when it does): the derivation rests on that range, so it is checked by a second method."""
+    from .smt import Translator, Unsupported, check
+    from .sensitivity_search import RLIMIT
+    tr = Translator([X])
+    try:
+        value, bottom, top = tr.term(f), tr.term(low), tr.term(high)
+        inside = tr.formula(sympy.And(X >= dom.lo, X <= dom.hi))
+    except (Unsupported, TypeError, ValueError) as err:
+        return f"z3 cannot express it ({err})"
+    enc = tr.encoding()
+    if not enc.proves:
+        return "z3's reading is a bounded search"
+    undefined, outside = z3.Solver(), z3.Solver()
+    undefined.add(*enc.facts, inside, z3.Not(z3.And(*enc.domain)) if enc.domain else z3.BoolVal(False))
+    outside.add(*enc.facts, *enc.domain, inside, z3.Or(value < bottom, value > top))
+    for solver, what in ((undefined, "defined everywhere on the interval"), (outside, "within the range")):
+        if check(solver, RLIMIT) != z3.unsat:
+            return f"z3 does not show the term {what}"
+    return ""
 
 
 def ranges(found: list) -> str:

@@ -1,6 +1,6 @@
 """Sensitivity measured, for queries whose sensitivity is not derived.
 
-Two exact methods, both over a finite record domain:
+Exact methods over a finite record domain, and one over an interval:
 
 * :func:`enumerate_max` -- every neighbouring pair of a finite universe: the
   exact max |q(X) - q(X')| at each dataset size, with a pair attaining it;
@@ -10,7 +10,11 @@ Two exact methods, both over a finite record domain:
   which loses nothing as every encoded query is symmetric), the query as exact
   linear real arithmetic.  ``unsat`` proves that no pair of size n changes q
   by more than the bound; ``sat`` gives a pair, which the caller recomputes.
-  A resource limit (not a clock) keeps the answer deterministic.
+  A resource limit (not a clock) keeps the answer deterministic;
+* :func:`z3_interval_search` -- the same question over an interval record
+  domain, the records as real variables and the query as a sympy expression
+  translated by :mod:`.smt`: it confirms that a derived sensitivity is not
+  exceeded at one size (``unsat``), independently of the derivation.
 """
 from __future__ import annotations
 
@@ -18,12 +22,13 @@ from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any
 
+import sympy
 import z3
 
 from ..dsl.queries import Abs, Extreme, Linear, Opaque, Query, Sum
 from ..dsl.universe import Neighbours, Universe
 from .datasets import enumerate_datasets, estimate, neighbour_pairs
-from .smt import check
+from .smt import Translator, Unsupported, check, rational
 
 MAX_EVALUATIONS = 300_000
 """Refuse an enumeration needing more query evaluations (datasets x candidates) than this."""
@@ -157,4 +162,78 @@ def z3_search(query: Query, records: tuple, relation: Neighbours, size: int, can
     return ("unknown", unknown) if unknown else ("unsat", None)
 
 
-__all__ = ["Found", "NotEncodable", "encode", "enumerate_max", "z3_search"]
+INTERVAL_MAX_N = 8
+"""Datasets of real records are encoded up to this size (each record is one z3 variable)."""
+
+
+def symbolic_value(query: Query, h: Any, data: list) -> sympy.Expr:
+    """q(X) as a sympy expression in the real symbols ``data`` (the records of an interval domain)."""
+    def term_of(term: Any, x: sympy.Symbol) -> sympy.Expr:
+        value = term.fn(x) if term.arity == 1 else term.fn(x, h)
+        if term.indicator:
+            if isinstance(value, sympy.Basic) and not isinstance(value, sympy.logic.boolalg.BooleanAtom):
+                return sympy.Piecewise((1, value), (0, True))
+            return sympy.Integer(1 if value else 0)
+        return sympy.sympify(value)
+    if isinstance(query, Linear):
+        raw = sympy.Integer(0)
+        for c, is_mean, term in query.parts:
+            part = sympy.Add(*[term_of(term, x) for x in data])
+            if is_mean:
+                if not data:
+                    raise NotEncodable("the mean of an empty dataset")
+                part = part / len(data)
+            raw += sympy.Rational(c) * part
+    elif isinstance(query, Extreme):
+        if not data:
+            raise NotEncodable("the max/min of an empty dataset")
+        values = [term_of(query.term, x) for x in data]
+        raw = sympy.Max(*values) if query.largest else sympy.Min(*values)
+    elif isinstance(query, Abs):
+        raw = sympy.Abs(symbolic_value(query.inner, h, data))  # type: ignore[arg-type]
+    elif isinstance(query, Sum):
+        raw = sympy.Add(*[symbolic_value(q, h, data) for q in query.items])
+    else:
+        raise NotEncodable(f"no symbolic form for {type(query).__name__}")
+    return sympy.Rational(query.coef) * raw + sympy.sympify(query.const)
+
+
+def z3_interval_search(query: Query, lo: Any, hi: Any, relation: Neighbours, size: int, candidates: tuple,
+                       bound: Any) -> tuple[str, Any]:
+    """Is there a pair of size ``size`` of records in [lo, hi] with |q(X) - q(X')| >= bound?
+
+    The records are real variables, the query a sympy expression translated by
+    :mod:`.smt` (exactly, or over-approximated: ``unsat`` still shows no such pair).
+    Returns ("unsat", None), or ("sat" | "unknown", reason): a model is not re-checked here,
+    so "sat" only says that no proof was found.
+    """
+    if relation not in (Neighbours.REPLACE_ONE, Neighbours.ADD_REMOVE) or not 1 <= size <= INTERVAL_MAX_N:
+        return "unknown", f"no interval encoding for {relation} at n = {size}"
+    xs = [sympy.Symbol(f"x{i}", real=True) for i in range(size)]
+    y = sympy.Symbol("y", real=True)
+    other = xs[1:] if relation is Neighbours.ADD_REMOVE else [y] + xs[1:]
+    variables = xs + ([] if relation is Neighbours.ADD_REMOVE else [y])
+    for h in candidates:
+        try:
+            diff = symbolic_value(query, h, xs) - symbolic_value(query, h, other)
+            tr = Translator(variables)
+            term = tr.term(diff)
+            inside = [tr.formula(sympy.And(v >= lo, v <= hi)) for v in variables]
+        except (NotEncodable, Unsupported, TypeError, ValueError, sympy.SympifyError) as err:
+            return "unknown", f"z3 cannot express the query over [{lo}, {hi}]: {err}"
+        enc = tr.encoding()
+        if not enc.proves:
+            return "unknown", "the encoding is a bounded search"
+        limit = rational(sympy.Rational(bound)) if sympy.sympify(bound).is_Rational else None
+        if limit is None:
+            return "unknown", f"the bound {bound} is not rational"
+        solver = z3.Solver()
+        solver.add(*enc.facts, *enc.domain, *inside, z3.Or(term >= limit, -term >= limit))
+        answer = check(solver, RLIMIT)
+        if answer != z3.unsat:
+            return ("sat" if answer == z3.sat else "unknown"), f"z3 answered {answer} at n = {size}"
+    return "unsat", None
+
+
+__all__ = ["Found", "INTERVAL_MAX_N", "NotEncodable", "encode", "enumerate_max", "symbolic_value", "z3_search",
+           "z3_interval_search"]

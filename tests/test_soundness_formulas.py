@@ -1,0 +1,110 @@
+"""A claim's words mean what they say, and the formula and sensitivity paths prove nothing false
+(issue 10, class 11 and the audit of the paths beyond the privacy check).
+
+Each table row is a small hostile claim with the verdict it must get; on the baseline
+(8b7f8b0) every row marked ``was`` came back with that false ``proved``.
+"""
+from __future__ import annotations
+
+from fractions import Fraction
+
+import pytest
+import sympy
+
+import dpverify as dp
+from dpverify.checks import Workspace, check_point
+
+m = dp.symbol("m", integer=True, positive=True)
+n = dp.symbol("n", integer=True, positive=True)
+UNIT = dp.interval(0, 1)
+
+
+def verdict(claim) -> tuple[str, str]:
+    spec = dp.spec(name="hostile", claims=[claim])
+    result = check_point(spec, spec.claims[0], (), Workspace())
+    return result.status.value, result.message
+
+
+def result_of(claim):
+    spec = dp.spec(name="hostile", claims=[claim])
+    return check_point(spec, spec.claims[0], (), Workspace())
+
+
+# ----- class 11: sensitivity(q, equals=...) means equal ------------------------------------
+
+COUNT = dp.count(lambda r: r == 1, domain=[0, 1, 2])
+MEAN = dp.mean(lambda v: v, domain=UNIT)
+BITS = dp.max_of(lambda v: v, domain=[0, 1]) + dp.mean(lambda v: v, domain=[0, 1])
+
+SENSITIVITY = {
+    # id: (claim, verdict, was on the baseline)
+    "count equals 2 (is 1)": (dp.sensitivity(COUNT, 2, neighbours=dp.REPLACE_ONE), "refuted", "proved"),
+    "count at_most 2": (dp.sensitivity(COUNT, at_most=2, neighbours=dp.REPLACE_ONE), "proved", None),
+    "count equals 1": (dp.sensitivity(COUNT, 1, neighbours=dp.REPLACE_ONE), "proved", None),
+    "count at_most 1/2": (dp.sensitivity(COUNT, at_most=Fraction(1, 2), neighbours=dp.REPLACE_ONE), "refuted", None),
+    "interval mean equals 2/m": (dp.sensitivity(MEAN, 2 / m, n=m, neighbours=dp.REPLACE_ONE), "refuted", "proved"),
+    "interval mean equals 2/m, add/remove": (dp.sensitivity(MEAN, 2 / m, n=m, neighbours=dp.ADD_REMOVE), "refuted",
+                                              "proved"),
+    "interval mean at_most 2/m": (dp.sensitivity(MEAN, at_most=2 / m, n=m, neighbours=dp.REPLACE_ONE), "proved", None),
+    "measured equals 2 (is 1 + 1/n)": (dp.sensitivity(BITS, 2, neighbours=dp.REPLACE_ONE), "refuted", "verified"),
+    "measured at_most 2": (dp.sensitivity(BITS, at_most=2, neighbours=dp.REPLACE_ONE), "verified", None),
+    "plain function equals 2 (is 1)": (
+        dp.sensitivity(dp.query(lambda d: len(set(d)), domain=[0, 1, 2]), 2, neighbours=dp.REPLACE_ONE),
+        "unknown", "verified"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(SENSITIVITY))
+def test_sensitivity_words(case: str) -> None:
+    claim, expected, _ = SENSITIVITY[case]
+    result = result_of(claim)
+    assert result.status.value == expected, result.message
+    if expected == "refuted" and claim.exact and "at_most" not in case:
+        w = result.witness  # the pair attaining the true value, which is below the claim
+        assert abs(Fraction(w.p) - Fraction(w.p_prime)) == Fraction(result.figures["exact"])
+        assert Fraction(result.figures["exact"]) < Fraction(result.figures["claimed_at_n"])
+        assert "at_most=" in result.message
+    if expected == "unknown":
+        assert "not refuted" in result.message and "at_most=" in result.message
+
+
+def test_sensitivity_needs_exactly_one_of_equals_and_at_most() -> None:
+    with pytest.raises(dp.SpecError, match="exactly one of equals= .* and at_most="):
+        dp.sensitivity(COUNT)
+    with pytest.raises(dp.SpecError, match="not both"):
+        dp.sensitivity(COUNT, 1, at_most=2)
+    with pytest.raises(dp.SpecError, match="at_most=-1 is negative"):
+        dp.sensitivity(COUNT, at_most=-1)
+    assert dp.sensitivity(COUNT, at_most=2).describe().endswith("<= 2")
+    assert dp.sensitivity(COUNT, 2).describe().endswith("= 2")
+
+
+# ----- derived sensitivities over an interval: the symbolic record must be read faithfully ----
+
+INTERVAL = {
+    # a term that branches on the record: 5 at 0, v elsewhere (true sensitivity 5, was "proved" 1)
+    "== on the record": (lambda v: 5 if v == 0 else v, "unknown"),
+    "!= on the record": (lambda v: v if v != 0 else 5, "unknown"),
+    "in a tuple": (lambda v: 5 if v in (0, 1) else v, "unknown"),
+    "a dict lookup": (lambda v: {0: 5}.get(v, v), "unknown"),
+    "a set lookup": (lambda v: 5 if v in {0} else v, "unknown"),
+    "an inexact float": (lambda v: 0.1 * v, "unknown"),  # 0.1 is not 1/10 (was "proved" 1 and 1/10)
+    "a partial term": (lambda v: sympy.sqrt(v - sympy.Rational(1, 2)), "unknown"),
+    "an exact float": (lambda v: 0.5 * v + 1, "refuted"),  # Delta = 1/2 < 1
+    "a polynomial": (lambda v: v**2 - v, "refuted"),  # Delta = 1/4 < 1
+}
+
+
+@pytest.mark.parametrize("case", sorted(INTERVAL))
+def test_interval_terms_are_read_faithfully_or_refused(case: str) -> None:
+    term, expected = INTERVAL[case]
+    status, message = verdict(dp.sensitivity(dp.total(term, domain=UNIT), 1, neighbours=dp.REPLACE_ONE))
+    assert status == expected, message
+    if expected == "unknown":
+        assert "not derived" in message
+
+
+def test_a_branching_term_is_not_proved_at_its_true_value_either() -> None:
+    status, _ = verdict(dp.sensitivity(dp.total(lambda v: 5 if v == 0 else v, domain=UNIT), 5,
+                                       neighbours=dp.REPLACE_ONE))
+    assert status != "proved"
