@@ -6,10 +6,14 @@ line and the fix -- never a raw traceback.
 """
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import importlib.util
+import os
 import sys
+from collections.abc import Iterator
 from pathlib import Path
+from typing import NoReturn
 
 from .dsl.spec import Spec
 from .errors import SpecError, line_in
@@ -46,6 +50,23 @@ def discover(paths: list[str]) -> list[Path]:
     return found
 
 
+@contextlib.contextmanager
+def _exit_raises() -> Iterator[None]:
+    """While a spec file is imported, ``os._exit`` raises :class:`SystemExit` like ``sys.exit``:
+    the import happens in the process that reports, and an exit there would end the run
+    with the spec's exit code and no report."""
+    real = os._exit
+
+    def refuse(code: int) -> NoReturn:
+        raise SystemExit(code)
+
+    os._exit = refuse
+    try:
+        yield
+    finally:
+        os._exit = real
+
+
 def load(path: Path) -> list[Spec]:
     """Import ``path`` and return its specs in the order they are defined."""
     filename = str(path.resolve())
@@ -60,14 +81,15 @@ def load(path: Path) -> list[Spec]:
         sys.modules[module_name] = module
         sys.path.insert(0, str(path.resolve().parent))  # like a script: helper modules beside it import
         try:
-            importer.loader.exec_module(module)
+            with _exit_raises():
+                importer.loader.exec_module(module)
         finally:
             sys.path.remove(str(path.resolve().parent))
     except SyntaxError as err:
         raise SpecError(f"syntax error: {err.msg}", "fix the Python syntax", file=display, line=err.lineno) from None
     except SpecError as err:
         raise err.located(display, line_in(err.__traceback__, filename)) from None
-    except SystemExit as exc:  # sys.exit() or exit() at import: it must not end the whole run
+    except SystemExit as exc:  # sys.exit(), exit() or os._exit() at import: it must not end the whole run
         raise SpecError(f"the spec file exits while it is imported (SystemExit: {exc.code!r})",
                         "remove the exit, or guard script code with `if __name__ == \"__main__\":`",
                         file=display, line=line_in(exc.__traceback__, filename)) from None
