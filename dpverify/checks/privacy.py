@@ -104,11 +104,9 @@ def _pure(program: Any, point: Point, eps: sympy.Expr, table: Any, losses: LossT
     exact_laws: dict = {}
     tight = 0
     for cell in undecided:
-        sign = _exact_excess(program, point, eps, cell, table, exact_laws)
+        sign, why = _exact_excess(program, point, eps, cell, table, exact_laws)
         if sign is None:
-            result.message = (f"cannot decide whether P(o|X) <= e^eps P(o|X') for X={cell.x!r}, "
-                              f"X'={cell.x_prime!r}, o={cell.output!r}: intervals overlap and sympy "
-                              "could not simplify the difference")
+            result.message = why
             return result
         if sign > 0:
             return _refute(program, point, eps, cell, table, result, exact=True)
@@ -123,16 +121,29 @@ def _pure(program: Any, point: Point, eps: sympy.Expr, table: Any, losses: LossT
 
 
 def _exact_excess(program: Any, point: Point, eps: sympy.Expr, cell: Cell, table: Any,
-                  cache: dict) -> Optional[int]:
-    """Sign of P(o|X) - e^eps P(o|X') in exact sympy arithmetic."""
+                  cache: dict) -> tuple[Optional[int], str]:
+    """Sign of P(o|X) - e^eps P(o|X') in exact sympy arithmetic, or (None, why it cannot be decided).
+
+    Both readings hand the program the same exact values, so they give the same
+    outputs: a cell's output missing from the exact reading where the interval
+    reading has it (or the reverse) is an internal inconsistency, never a tie.
+    """
     laws = []
     for data in (cell.x, cell.x_prime):
         if data not in cache:
             cache[data] = distribution(program, data, params(point), SympyBackend(), table.windows)
         laws.append(cache[data])
-    p = laws[0].get(cell.output, sympy.Integer(0))
-    q = laws[1].get(cell.output, sympy.Integer(0))
-    return exact_sign(p - sympy.exp(eps) * q)
+    p, q = laws[0].get(cell.output), laws[1].get(cell.output)
+    for name, exact, certified, data in (("P(o|X)", p, cell.p, cell.x), ("P(o|X')", q, cell.p_prime, cell.x_prime)):
+        if (exact is None) != (certified is None):
+            return None, (f"internal inconsistency: output {cell.output!r} is {'absent from' if exact is None else 'in'} "
+                          f"the exact reading of {data!r} but {'in' if exact is None else 'absent from'} the "
+                          f"certified one ({name})")
+    sign = exact_sign(p - sympy.exp(eps) * (q if q is not None else sympy.Integer(0)))
+    if sign is None:
+        return None, (f"cannot decide whether P(o|X) <= e^eps P(o|X') for X={cell.x!r}, X'={cell.x_prime!r}, "
+                      f"o={cell.output!r}: intervals overlap and sympy could not simplify the difference")
+    return sign, ""
 
 
 def _refute(program: Any, point: Point, eps: sympy.Expr, cell: Optional[Cell], table: Any,

@@ -18,6 +18,7 @@ from ..dsl.spec import Spec
 from ..engine.backend import IntervalBackend, SympyBackend, exact_sign
 from ..engine.reading import distribution
 from ..errors import SpecError
+from ..engine.parameter import ParameterBranch
 from ..engine.symbolic import NotRational, basis, rational_function, symbolic_laws
 from .privacy_proof import proof_symbols
 from .result import PointResult, Status, Witness
@@ -37,6 +38,7 @@ class SameDistributionCheck:
                              method="exact enumeration; equality by exact sympy algebra")
         ctx = mine.backend.ctx
         zero = ctx.mpf(0)
+        note = ""
         for i, data in enumerate(mine.datasets):
             law, other = mine.laws[mine.law_of[i]], theirs.laws[theirs.law_of[i]]
             for o in sorted(set(law) | set(other), key=repr):
@@ -54,7 +56,9 @@ class SameDistributionCheck:
                 result.status, result.method = Status.PROVED, "symbolic reading; rational functions compared"
                 result.message = found
                 return result
-            if found is not None:
+            if isinstance(found, ParameterBranch):
+                note = f"; no proof for every parameter value: {found}"
+            elif found is not None:
                 data, output, at = found
                 return _refute(spec, claim, point, data, output, mine.backend.dps, mine.windows, result, at)
         # No certain difference: show equality exactly, dataset by dataset.
@@ -74,7 +78,7 @@ class SameDistributionCheck:
             exact_pairs[key] = True
         result.status = Status.VERIFIED
         result.message = (f"identical output laws on all {len(mine.datasets):,} datasets "
-                          f"({len(exact_pairs)} distinct law pairs), equality shown exactly")
+                          f"({len(exact_pairs)} distinct law pairs), equality shown exactly{note}")
         return result
 
 
@@ -83,7 +87,8 @@ def _prove(spec: Spec, claim: SameDistribution, point: Point, windows: dict, oth
     """Equality for every value of the continuous parameters, as rational functions of w.
 
     Returns the proof's message, or (dataset, output, {symbol: value}) where the
-    laws differ, or None when the laws are not rational functions of w.
+    laws differ, the :class:`ParameterBranch` when a program uses a parameter's
+    value (no proof is attempted), or None when the laws are not rational functions of w.
     """
     symbols = proof_symbols(point, spec.mechanism, claim.other)
     values = {**params(point), **{s.name: s for s in symbols}}
@@ -106,6 +111,8 @@ def _prove(spec: Spec, claim: SameDistribution, point: Point, windows: dict, oth
                 difference = p[0] * q[1] - q[0] * p[1]
                 if not difference.is_zero:
                     return data, o, _nonzero_at(difference, base)
+    except ParameterBranch as branch:  # the symbolic reading would take a branch of its own: no proof
+        return branch
     except (NotRational, SpecError):  # not a rational function of w, or not runnable symbolically
         return None
     return (f"identical output laws for every {', '.join(s.name for s in symbols)} > 0 on all "

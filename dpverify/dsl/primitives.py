@@ -5,9 +5,10 @@ argument, its value and the fix) and hands a description to the engine, which
 chooses a branch.  Outside a mechanism run they raise, because a draw only has
 meaning while the engine enumerates a program.
 
-``exp``, ``log`` and ``sqrt`` compute in whatever reading is active (certified
-intervals, exact sympy), so write ``dp.exp(eps)`` rather than ``math.exp(eps)``
-inside a mechanism.
+``exp``, ``log`` and ``sqrt`` compute exactly (sympy numbers) in every reading,
+as the parameters a program receives are exact in every reading (see
+:mod:`dpverify.engine.parameter`); the primitives convert probabilities to the
+reading's arithmetic.  Write ``dp.exp(eps)`` rather than ``math.exp(eps)``.
 """
 from __future__ import annotations
 
@@ -19,7 +20,8 @@ from typing import Any, Optional, TypeVar
 import sympy
 
 from ..engine.backend import exact_float
-from ..engine.enumerate import active, draw
+from ..engine.enumerate import draw
+from ..engine.parameter import exact_math
 from ..engine.primitives import (REJECTED, Categorical, Exponential, Geometric, RandomizedResponse,
                                  RejectionLoop, Subset)
 from ..errors import SpecError
@@ -45,33 +47,19 @@ def _finite_choices(values: Iterable[T], what: str, fn: str) -> tuple[T, ...]:
     return values
 
 
-def _exactly(runner: Any) -> bool:
-    """Outside a run, or in a run with exact parameters (continuous noise), math stays exact."""
-    return runner is None or runner.session.exact_parameters
-
-
 def exp(x: Any) -> Any:
-    """e**x in the active reading (exact sympy outside a run and with exact parameters)."""
-    runner = active()
-    return sympy.exp(_sym(x)) if _exactly(runner) else runner.backend.exp(x)
+    """e**x, exact (a sympy number), in every reading: the program's own values stay exact."""
+    return exact_math(sympy.exp, x)
 
 
 def log(x: Any) -> Any:
-    """The natural logarithm in the active reading (exact sympy outside a run and with exact parameters)."""
-    runner = active()
-    return sympy.log(_sym(x)) if _exactly(runner) else runner.backend.log(x)
+    """The natural logarithm, exact (a sympy number), in every reading."""
+    return exact_math(sympy.log, x)
 
 
 def sqrt(x: Any) -> Any:
-    """The square root in the active reading (exact sympy outside a run and with exact parameters)."""
-    runner = active()
-    return sympy.sqrt(_sym(x)) if _exactly(runner) else runner.backend.sqrt(x)
-
-
-def _sym(x: Any) -> Any:
-    if isinstance(x, Fraction):
-        return sympy.Rational(x.numerator, x.denominator)
-    return x
+    """The square root, exact (a sympy number), in every reading."""
+    return exact_math(sympy.sqrt, x)
 
 
 def exponential(candidates: Iterable[T], score: Callable[[T], Any], eps: Any, *,

@@ -24,6 +24,7 @@ from mpmath.ctx_iv import MPIntervalContext
 from mpmath.libmp import fzero, mpf_sign
 
 from ..errors import SpecError
+from .parameter import Parameter
 
 
 class Backend:
@@ -108,6 +109,7 @@ class IntervalBackend(Backend):
         self._zero = self.ctx.mpf(0)
         self._exps: dict = {}
         self._rationals: dict = {}
+        self._exacts: dict = {}
 
     def num(self, value: Any) -> Any:
         ctx = self.ctx
@@ -124,22 +126,46 @@ class IntervalBackend(Backend):
         if exact is not None:
             return ctx.mpf(int(exact.p)) / ctx.mpf(int(exact.q))
         if isinstance(value, sympy.Basic):
-            if value.free_symbols:
-                raise SpecError(f"the value {value} still contains the symbols {value.free_symbols}",
-                                "give every parameter a value in the grid")
-            digits = self.dps + 20
-            approx = sympy.Float(value.evalf(digits), digits)
-            if approx.is_zero:
-                if value.is_zero:
-                    return self._zero
-                raise SpecError(f"cannot bound {value} away from 0 at {digits} digits",
-                                "simplify the expression or raise --precision")
-            text = str(approx)
-            mid = ctx.mpf(text)
-            radius = abs(ctx.mpf(text)) * ctx.mpf(10) ** (-(self.dps + 12))
-            return ctx.mpf([(mid - radius).a, (mid + radius).b])
+            found = self._exacts.get(value)
+            if found is None:
+                if len(self._exacts) > 100_000:
+                    self._exacts.clear()
+                found = self._exacts[value] = self._enclose(value)
+            return found
+        if isinstance(value, Parameter):
+            raise SpecError(f"the value {value.expr} still contains the symbols {value.expr.free_symbols}",
+                            "give every parameter a value in the grid")
         raise SpecError(f"{value!r} (a {type(value).__name__}) is not a number the engine can use",
                         "use ints, Fractions, sympy numbers or the dp.exp/dp.log helpers")
+
+    def _enclose(self, value: sympy.Basic) -> Any:
+        """A certified interval around an exact sympy number; an exact zero only when proved zero.
+
+        sympy's evaluation with ``strict=True`` guarantees the requested digits or
+        raises; a value it cannot bound away from 0 is decided by exact algebra
+        (a probability written as 1 - e^eps e^-eps is exactly 0, never an interval
+        around it).
+        """
+        if value.free_symbols:
+            raise SpecError(f"the value {value} still contains the symbols {value.free_symbols}",
+                            "give every parameter a value in the grid")
+        if value.is_zero:
+            return self._zero
+        digits = self.dps + 20
+        try:
+            approx = value.evalf(digits, strict=True)
+        except Exception:  # PrecisionExhausted (a zero, or a cancellation) and friends
+            approx = None
+        if approx is None or not approx.is_Float or approx.is_zero:
+            if is_exactly_zero(value):
+                return self._zero
+            raise SpecError(f"cannot bound {value} away from 0 at {digits} digits",
+                            "simplify the expression or raise --precision")
+        ctx = self.ctx
+        text = str(sympy.Float(approx, digits))
+        mid = ctx.mpf(text)
+        radius = abs(ctx.mpf(text)) * ctx.mpf(10) ** (-(self.dps + 12))
+        return ctx.mpf([(mid - radius).a, (mid + radius).b])
 
     def exp(self, value: Any) -> Any:
         value = self.num(value)
@@ -185,6 +211,8 @@ class SympyBackend(Backend):
             return exact
         if isinstance(value, sympy.Basic):
             return value
+        if isinstance(value, Parameter):
+            return value.expr
         raise SpecError(f"{value!r} (a {type(value).__name__}) is not a number the engine can use",
                         "use ints, Fractions, sympy numbers or the dp.exp/dp.log helpers")
 
@@ -198,7 +226,20 @@ class SympyBackend(Backend):
         return sympy.sqrt(self.num(value))
 
     def is_zero(self, value: Any) -> bool:
-        return self.num(value) == 0
+        """Exactly zero, decided by exact algebra when a strict evaluation cannot tell (as the interval
+        reading decides it, so both readings drop the same branches)."""
+        value = self.num(value)
+        if value == 0 or value.is_zero:
+            return True
+        if value.free_symbols:
+            return False
+        try:
+            approx = value.evalf(30, strict=True)
+            if approx.is_Float and not approx.is_zero:
+                return False
+        except Exception:  # PrecisionExhausted: a zero or a cancellation
+            pass
+        return is_exactly_zero(value)
 
     def sign(self, value: Any) -> Optional[int]:
         return exact_sign(self.num(value))

@@ -16,13 +16,12 @@ from __future__ import annotations
 
 import contextvars
 from collections.abc import Callable, Hashable
-from fractions import Fraction
 from typing import Any, Optional
-
-import sympy
 
 from ..errors import EnumerationTooLarge, SpecError
 from .backend import Backend
+from .parameter import ParameterBranch, program_value
+from .tails import engine_keys
 
 Distribution = dict
 """An exact output distribution: output -> weight (a backend number)."""
@@ -51,30 +50,57 @@ class Session:
         self.bases: dict[Hashable, Hashable] = {}
         self.window_version = 0
         self.arguments: dict[tuple, dict] = {}
-        self.exact_parameters = False
+        self.outputs: dict[Any, tuple] = {}
+        self.branch: Optional[ParameterBranch] = None  # a symbolic parameter's value was used (.parameter)
 
     def convert(self, params: dict) -> dict:
-        """The parameters as backend numbers, converted once per session (Python ints stay ints).
+        """The parameters as the program receives them: the same exact values in every reading.
 
-        Programs with continuous noise need exact parameters (a noise scale fixes
-        the breakpoints and rates of exact integrals), so once one asks
-        (``exact_parameters``), rationals reach programs as Fractions instead.
+        Ints stay ints, rationals become Fractions, other exact numbers stay sympy
+        numbers, and values with free symbols (the symbolic reading) become
+        :class:`~.parameter.Parameter`: the program's own arithmetic and
+        comparisons are exact, and only the primitives convert to the backend.
         """
         key = tuple(sorted(params.items(), key=lambda item: item[0]))
-        if self.exact_parameters:
-            return {name: _exact(value) for name, value in key}
         if key not in self.arguments:
-            self.arguments[key] = {name: value if isinstance(value, int) else self.backend.num(value)
-                                   for name, value in key}
+            self.arguments[key] = {name: program_value(value) for name, value in key}
         return self.arguments[key]
 
+    def register(self, output: Any) -> None:
+        """Hold the outputs of every run of this session to one meaning of "the same output".
 
-def _exact(value: Any) -> Any:
-    if isinstance(value, int):
-        return value
-    if isinstance(value, sympy.Rational):
-        return Fraction(int(value.p), int(value.q))
-    return value
+        Two outputs are the same when they are equal leaf by leaf *and* of the
+        same types.  Python's dicts merge some values that are equal under ``==``
+        but differ in type (1, 1.0, True, Fraction(1), sympy.Integer(1)) and keep
+        others apart (Fraction(1, 2) and sympy.Rational(1, 2) hash differently);
+        merging outputs an observer can tell apart could understate the privacy
+        loss, so a mechanism whose outputs Python would merge that way is refused.
+        """
+        found = self.outputs.get(output)
+        if found is None:
+            self.outputs[output] = (output, _typed(output))
+            return
+        first, typed = found
+        if first is not output and typed != _typed(output):
+            raise SpecError(f"the mechanism returns both {first!r} ({_types(first)}) and {output!r} "
+                            f"({_types(output)}), which Python treats as one value although their types differ",
+                            "return one type for one value (e.g. int(...) or bool(...) everywhere): dpverify "
+                            "counts two outputs as the same only when they are equal and of the same types")
+
+
+def _typed(output: Any) -> Any:
+    """``output`` with every leaf paired with its type: equal exactly when two outputs are the same."""
+    if isinstance(output, tuple):
+        return (type(output), tuple(_typed(x) for x in output))
+    if isinstance(output, frozenset):
+        return (type(output), frozenset(_typed(x) for x in output))
+    return (type(output), output)
+
+
+def _types(output: Any) -> str:
+    if isinstance(output, (tuple, frozenset)) and output:
+        return f"{type(output).__name__} of {', '.join(_types(x) for x in output)}"
+    return type(output).__name__
 
 
 class Runner:
@@ -141,20 +167,17 @@ class Runner:
                     raise SpecError("the program made different random choices on a replay",
                                     "mechanisms must be deterministic given their draws: no global "
                                     "state, no outside randomness")
-                try:
-                    hash(output)
-                except TypeError:
-                    raise SpecError(f"the mechanism returned {output!r}, a {type(output).__name__}, "
-                                    "which is not hashable",
-                                    "return a tuple (or frozenset) instead of a list, set or dict") from None
                 weight = self.backend.num(1) if self._weight is None else self._weight
-                if self.noise is not None:
-                    output, weight = self.noise.finish(output, weight, self.session)
-                    if not hasattr(weight, "terms") and self.backend.is_zero(weight):
-                        if not self._advance():
-                            return result
-                        continue
-                result[output] = result[output] + weight if output in result else weight
+                with engine_keys():  # the engine keys lumped tails; spec code may not hash them (.tails)
+                    _hashable(output, self.session)
+                    if self.noise is not None:
+                        output, weight = self.noise.finish(output, weight, self.session)
+                        if not hasattr(weight, "terms") and self.backend.is_zero(weight):
+                            if not self._advance():
+                                return result
+                            continue
+                    self.session.register(output)
+                    result[output] = result[output] + weight if output in result else weight
                 if not self._advance():
                     return result
         finally:
@@ -168,6 +191,18 @@ class Runner:
             self._path.pop()
             self._sizes.pop()
         return False
+
+
+def _hashable(output: Any, session: Session) -> None:
+    """Refuse an output that cannot key a law: unhashable, or holding a symbolic parameter."""
+    try:
+        hash(output)
+    except TypeError:
+        raise SpecError(f"the mechanism returned {output!r}, a {type(output).__name__}, which is not hashable",
+                        "return a tuple (or frozenset) instead of a list, set or dict") from None
+    except ParameterBranch as exc:
+        session.branch = ParameterBranch("it is part of the output", exc.symbols, "the mechanism's return value")
+        raise session.branch from None
 
 
 def active() -> Optional[Runner]:

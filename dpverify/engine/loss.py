@@ -78,7 +78,9 @@ class LossTable:
         for r, law in enumerate(table.laws):
             for o, w in law.items():
                 c = column[o]
-                lg = self.ctx.log(w)
+                if not w.a > 0:  # never the log of an interval that reaches 0: enclose it from -inf
+                    w = self.ctx.mpf([0, w.b]) if w.b > 0 else self.ctx.mpf(0)
+                lg = self.ctx.log(w) if w.b > 0 else self.ctx.mpf([-math.inf, -math.inf])
                 self._log[(r, o)] = lg
                 self.log_lo[r, c], self.log_hi[r, c] = _down(float(lg.a)), _up(float(lg.b))
                 self.p_lo[r, c], self.p_hi[r, c] = _down(float(w.a)), _up(float(w.b))

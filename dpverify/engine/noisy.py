@@ -16,6 +16,7 @@ import sympy
 
 from ..errors import SpecError
 from . import piecewise as pw
+from .parameter import Parameter
 
 if TYPE_CHECKING:
     from .noise import NoiseState
@@ -35,6 +36,8 @@ def exact(value: Any, what: str, fn: str) -> Any:
     Interval numbers (the certified reading's parameters) cannot say which
     rational they are, so they ask for a rerun with exact parameters.
     """
+    if type(value) is Parameter:  # the symbolic reading's parameter: its expression
+        return value.expr
     if isinstance(value, bool):
         raise SpecError(f"{fn}: {what}={value!r} is a bool", f"pass a number as {what}")
     if isinstance(value, int):

@@ -20,7 +20,7 @@ import sympy
 from ..errors import SpecError
 from .backend import exact_float
 from .enumerate import Runner, Session
-from .tails import TailInt, geometric_at_least, geometric_at_most
+from .tails import TailInt, engine_keys, geometric_at_least, geometric_at_most
 
 Branches = list
 
@@ -51,12 +51,14 @@ def _cached(session: Session, key: Hashable, compute: Callable[[], Branches]) ->
 
 
 def _nonzero(session: Session, branches: list) -> Branches:
-    """Drop branches of exactly zero weight; merge equal values."""
+    """Drop branches of exactly zero weight (zeros are decided exactly when the weights are converted:
+    see the backends); merge equal values."""
     merged: dict = {}
-    for value, weight in branches:
-        if session.backend.is_zero(weight):
-            continue
-        merged[value] = merged[value] + weight if value in merged else weight
+    with engine_keys():  # lumped geometric tails are values here
+        for value, weight in branches:
+            if session.backend.is_zero(weight):
+                continue
+            merged[value] = merged[value] + weight if value in merged else weight
     return list(merged.items())
 
 

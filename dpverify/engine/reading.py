@@ -52,27 +52,19 @@ def _call(program: Callable[..., Any], data: tuple, params: Mapping[str, Any],
     filename = code.co_filename if code else "<mechanism>"
     first_line = code.co_firstlineno if code else None
     try:
-        while True:
-            try:
-                kwargs = session.convert(params)
-                law = Runner(session).distribution(lambda: call_with(program, data, kwargs))
-                break
-            except (SpecError, NotRational, RecursionError):
-                raise
-            except NeedsExactParameters as exc:
-                if session.exact_parameters:
-                    raise SpecError("a noise parameter or a value compared with noise is an interval number",
-                                    "compute noise scales and thresholds exactly: Fractions, sympy numbers, "
-                                    "dp.exp/dp.log/dp.sqrt (exact in mechanisms with noise)",
-                                    file=filename, line=line_in(exc.__traceback__, filename)) from None
-                session.exact_parameters = True
-            except Exception:
-                # Noise needs exact parameters (its breakpoints and rates are exact), and programs that
-                # compute with a parameter exactly (a noise scale, an integer derived from eps) fail on
-                # interval numbers: rerun the session with the exact values (always sound).
-                if session.exact_parameters:
-                    raise
-                session.exact_parameters = True
+        try:
+            kwargs = session.convert(params)
+            law = Runner(session).distribution(lambda: call_with(program, data, kwargs))
+        except Exception:
+            if session.branch is not None:  # a parameter's value was used, whatever the program did next
+                raise session.branch from None
+            raise
+        if session.branch is not None:  # ... even when the program caught the refusal and went on
+            raise session.branch
+    except NeedsExactParameters as exc:
+        raise SpecError("a noise parameter or a value compared with noise is an inexact number",
+                        "compute noise scales and thresholds exactly: Fractions, sympy numbers, "
+                        "dp.exp/dp.log/dp.sqrt", file=filename, line=line_in(exc.__traceback__, filename)) from None
     except SpecError as err:
         err.problem = f"{err.problem} (on dataset {data!r})" if "on dataset" not in err.problem else err.problem
         raise err.located(filename, line_in(err.__traceback__, filename) or first_line) from None

@@ -8,15 +8,39 @@ mass is the closed-form tail sum.  The lumped output has exactly the privacy
 loss of every point it stands for -- nothing is cut off.
 
 Lumping is exact only while the program does not compute with the tail value
-(``o % 2`` would mix the points differently), so every arithmetic operation or
-undecidable comparison on a :class:`TailInt` raises a :class:`SpecError`
-asking the author to clamp the noise or return it directly.
+(``o % 2`` would mix the points differently), so every arithmetic operation,
+undecidable comparison or truth test on a :class:`TailInt` raises a
+:class:`SpecError` asking the author to clamp the noise or return it directly.
+So does hashing it in spec code (``z in {3, 4}``, a dict key, ``set()``): a
+hash lookup would silently treat the whole tail as missing.  Only the engine
+keys tails (laws are dicts keyed by outputs), inside :func:`engine_keys` or
+outside a run.
 """
 from __future__ import annotations
 
+import contextlib
+import contextvars
+from collections.abc import Iterator
 from typing import Any
 
 from ..errors import SpecError
+
+_ENGINE_KEYS: contextvars.ContextVar[bool] = contextvars.ContextVar("dpverify_engine_keys", default=False)
+
+
+@contextlib.contextmanager
+def engine_keys() -> Iterator[None]:
+    """The engine hashes outputs (tails included) to key a law: allowed inside this block."""
+    token = _ENGINE_KEYS.set(True)
+    try:
+        yield
+    finally:
+        _ENGINE_KEYS.reset(token)
+
+
+def _in_spec_code() -> bool:
+    from .enumerate import active
+    return active() is not None and not _ENGINE_KEYS.get()
 
 
 class TailInt:
@@ -32,7 +56,20 @@ class TailInt:
         return f"<={self.bound}" if self.side < 0 else f">={self.bound}"
 
     def __hash__(self) -> int:
+        if _in_spec_code():
+            return _misuse("hashing (a set, a dict key, `in {...}`)")
         return hash(("dpverify-tail", self.bound, self.side))
+
+    def __bool__(self) -> bool:
+        if self._contains_possibly(0):
+            return _misuse("a truth test")
+        return True
+
+    def __str__(self) -> str:
+        return _misuse("a conversion to a string") if _in_spec_code() else repr(self)
+
+    def __format__(self, spec: str) -> str:
+        return _misuse("a conversion to a string") if _in_spec_code() else format(repr(self), spec)
 
     def __eq__(self, other: Any) -> bool:
         if isinstance(other, TailInt):
@@ -73,7 +110,10 @@ class TailInt:
 
     __add__ = __radd__ = __sub__ = __rsub__ = __mul__ = __rmul__ = _arith
     __truediv__ = __rtruediv__ = __floordiv__ = __rfloordiv__ = __mod__ = __rmod__ = _arith
-    __neg__ = __abs__ = __int__ = __index__ = __float__ = _arith
+    __pow__ = __rpow__ = __divmod__ = __rdivmod__ = __and__ = __rand__ = __or__ = __ror__ = _arith
+    __xor__ = __rxor__ = __lshift__ = __rlshift__ = __rshift__ = __rrshift__ = _arith
+    __neg__ = __pos__ = __abs__ = __invert__ = __int__ = __index__ = __float__ = __complex__ = _arith
+    __round__ = __trunc__ = __floor__ = __ceil__ = _arith
 
 
 def _misuse(what: str) -> Any:

@@ -1,0 +1,244 @@
+"""Hostile mechanisms against the readings (issue 10, classes 1, 2, 6 and 8, and "the same output").
+
+Every reading of a program must take the branch the exact semantics takes, or
+refuse.  Each case below gave a false `proved` or `verified` (or an internal
+error) before the readings were held to that: a program branching on eps
+"proved" for every eps, a lumped geometric tail hashed away, an output keyed
+differently by two readings counted as a tie, a probability that is exactly
+zero read as an interval around zero, and outputs Python merges across types.
+"""
+from __future__ import annotations
+
+from fractions import Fraction
+
+import pytest
+import sympy
+
+import dpverify as dp
+from dpverify.engine.backend import IntervalBackend, SympyBackend
+from dpverify.engine.reading import distribution
+
+eps = dp.symbol("eps", positive=True)
+BIT = dp.universe([0, 1], n=1, neighbours=dp.REPLACE_ONE)
+COUNTS = dp.universe([0, 1], n=2, neighbours=dp.REPLACE_ONE)
+
+
+def verdicts(spec: dp.Spec, proofs: bool = True) -> list[tuple[str, str]]:
+    return [(r.status.value, r.message) for r in dp.check(spec, proofs=proofs)]
+
+
+def rr(data, eps):
+    return dp.randomized_response(data[0], eps)
+
+
+# -- class 1: branching on a parameter in the symbolic reading ------------------------------------
+# Each leaks its record at eps = 1 (or 3) only; the grid point eps = 2 is private.
+
+def leak_eq(data, eps):
+    return data[0] if eps == 1 else rr(data, eps)
+
+
+def leak_ne(data, eps):
+    return rr(data, eps) if eps != 1 else data[0]
+
+
+def leak_in(data, eps):
+    return data[0] if eps in {1, 3} else rr(data, eps)
+
+
+def leak_dict(data, eps):
+    return {1: data[0]}.get(eps, None) if eps in (1,) else rr(data, eps)
+
+
+def leak_dict_get(data, eps):
+    leak = {1: True}.get(eps, False)
+    return data[0] if leak else rr(data, eps)
+
+
+def leak_hash(data, eps):
+    return data[0] if hash(eps) == hash(1) else rr(data, eps)
+
+
+def leak_bool(data, eps):
+    return rr(data, eps) if eps - 1 else data[0]
+
+
+def leak_str(data, eps):
+    return data[0] if str(eps) in ("1", "Fraction(1, 1)") else rr(data, eps)
+
+
+def leak_round(data, eps):
+    return data[0] if round(eps * 10) == 10 else rr(data, eps)
+
+
+def leak_swallowed(data, eps):
+    try:
+        if eps == 1:
+            return data[0]
+    except Exception:  # a program that catches the refusal is refused all the same
+        pass
+    return rr(data, eps)
+
+
+def leak_sympy_function(data, eps):
+    try:
+        if sympy.log(eps) == 0:
+            return data[0]
+    except Exception:
+        pass
+    return rr(data, eps)
+
+
+BRANCHY = [leak_eq, leak_ne, leak_in, leak_dict_get, leak_hash, leak_bool, leak_str, leak_round, leak_swallowed,
+           leak_sympy_function]
+
+
+@pytest.mark.parametrize("program", BRANCHY, ids=lambda p: p.__name__)
+def test_a_branch_on_eps_is_never_proved_for_every_eps(program) -> None:
+    spec = dp.spec(program, universe=BIT, grid={eps: [2]}, claims=[dp.private(eps)])
+    [(status, message)] = verdicts(spec)
+    assert status == "verified", message  # the grid verdict stands ...
+    assert "symbolic parameter eps" in message and "test_soundness_readings.py:" in message  # ... with where
+
+
+@pytest.mark.parametrize("program", [leak_eq, leak_in, leak_bool], ids=lambda p: p.__name__)
+def test_the_leak_at_the_branch_point_is_refuted(program) -> None:
+    spec = dp.spec(program, universe=BIT, grid={eps: [1]}, claims=[dp.private(eps)])
+    [(status, _)] = verdicts(spec)
+    assert status == "refuted"
+
+
+def test_same_distribution_is_not_proved_through_a_branch_on_eps() -> None:
+    spec = dp.spec(leak_eq, universe=BIT, grid={eps: [2]}, claims=[dp.same_distribution(rr)])
+    [(status, message)] = verdicts(spec)
+    assert status == "verified" and "symbolic parameter eps" in message
+
+
+def test_arithmetic_on_parameters_still_proves() -> None:
+    def scaled(data, eps):
+        half = eps / 2 + Fraction(1, 2) * eps - eps / 2  # = eps / 2, through Fraction and sympy numbers
+        return dp.randomized_response(data[0], 2 * half * sympy.Integer(1), values=(0, 1))
+    spec = dp.spec(scaled, universe=BIT, grid={eps: [1]}, claims=[dp.private(eps)])
+    [(status, message)] = verdicts(spec)
+    assert status == "proved", message
+
+
+# -- class 1: numeric readings take the exact branch ----------------------------------------------
+
+def leak_at_a_tenth(data, eps):
+    return rr(data, eps) if eps * 10 != 1 else data[0]
+
+
+def test_the_interval_reading_takes_the_exact_branch() -> None:
+    # Interval arithmetic cannot tell that eps * 10 == 1 at eps = 1/10: it took the other branch than the
+    # exact reading, and the refutation printed randomized response's probabilities as its witness.
+    spec = dp.spec(leak_at_a_tenth, universe=BIT, grid={eps: [sympy.Rational(1, 10)]}, claims=[dp.private(eps)])
+    [(status, message)] = verdicts(spec, proofs=False)
+    assert status == "refuted" and "ratio inf" in message, message
+
+
+def test_every_numeric_reading_hands_the_program_the_same_exact_values() -> None:
+    seen = []
+
+    def probe(data, eps):
+        seen.append((type(eps), eps, type(dp.exp(eps))))
+        return 0
+    for backend in (IntervalBackend(30), SympyBackend()):
+        distribution(probe, (0,), {"eps": sympy.Rational(1, 10)}, backend)
+    assert seen[0] == seen[1] == (Fraction, Fraction(1, 10), sympy.exp)
+
+
+# -- class 2: lumped geometric tails through hashing -----------------------------------------------
+
+def noisy(data, eps):
+    return dp.geometric(sum(data) + 5, dp.exp(eps))  # its lower tail (<= 4) holds 0
+
+
+TAIL_MISUSE = {
+    "in a set": lambda z: z in {3, 4},
+    "dict lookup": lambda z: {3: "a", 4: "b"}.get(z, "c"),
+    "set()": lambda z: len({z, 5}),
+    "truth value": lambda z: 1 if z else 0,
+    "str": lambda z: str(z),
+}
+
+
+@pytest.mark.parametrize("case", sorted(TAIL_MISUSE))
+def test_hashing_an_unclamped_geometric_value_is_refused(case: str) -> None:
+    use = TAIL_MISUSE[case]
+
+    def program(data, eps):
+        return use(noisy(data, eps))
+    spec = dp.spec(program, universe=COUNTS, grid={eps: [2]}, claims=[dp.private(eps / 10)])
+    [(status, message)] = verdicts(spec)
+    assert status == "error" and "clamp the noise" in message, message
+
+
+def test_a_returned_tail_is_still_keyed_by_the_engine() -> None:
+    spec = dp.spec(noisy, universe=COUNTS, grid={eps: [2]}, claims=[dp.private(eps)])
+    [(status, message)] = verdicts(spec)
+    assert status == "proved", message
+
+
+# -- class 6: outputs computed from eps agree across readings --------------------------------------
+
+def nearly_rr(data, eps):
+    """Randomized response at eps + 10^-60, its output tagged with a value computed from eps."""
+    return dp.randomized_response(data[0], eps + Fraction(1, 10 ** 60)), eps * 3
+
+
+def test_a_computed_output_is_the_same_key_in_every_reading() -> None:
+    spec = dp.spec(nearly_rr, universe=BIT, grid={eps: [sympy.Rational(1, 10)]}, claims=[dp.private(eps)])
+    [(status, message)] = verdicts(spec, proofs=False)
+    assert status == "refuted", message
+
+
+def test_a_computed_output_refuses_the_proof() -> None:
+    def tagged(data, eps):
+        return rr(data, eps), eps * 3
+    spec = dp.spec(tagged, universe=BIT, grid={eps: [1]}, claims=[dp.private(eps)])
+    [(status, message)] = verdicts(spec)
+    assert status == "verified" and "part of the output" in message, message
+
+
+# -- class 8: probabilities that are exactly zero -----------------------------------------------------
+
+ZEROS = {
+    "e^eps e^-eps": lambda eps: 1 - dp.exp(eps) * dp.exp(-eps),
+    "a sum of fractions": lambda eps: 1 - (dp.exp(eps) / (1 + dp.exp(eps)) + 1 / (1 + dp.exp(eps))),
+    "a square": lambda eps: (1 + dp.sqrt(2)) ** 2 - 3 - 2 * dp.sqrt(2),
+}
+
+
+@pytest.mark.parametrize("case", sorted(ZEROS))
+def test_an_exactly_zero_probability_is_dropped(case: str) -> None:
+    zero = ZEROS[case]
+
+    def program(data, eps):
+        if dp.bernoulli(zero(eps)):
+            return "never"  # probability exactly 0: not an output
+        return rr(data, eps)
+    spec = dp.spec(program, universe=BIT, grid={eps: [sympy.Rational(1, 2)]}, claims=[dp.private(eps)])
+    [(status, message)] = verdicts(spec, proofs=False)
+    assert status == "verified", message
+
+
+# -- the same output: equal under == but of different types -----------------------------------------
+
+SAME_VALUE_OTHER_TYPE = {
+    "True and 1": (True, 1),
+    "1 and 1.0": (1, 1.0),
+    "Fraction(1) and sympy.Integer(1)": (Fraction(1), sympy.Integer(1)),
+    "(0, True) and (0, 1)": ((0, True), (0, 1)),
+}
+
+
+@pytest.mark.parametrize("case", sorted(SAME_VALUE_OTHER_TYPE))
+def test_outputs_python_would_merge_across_types_are_refused(case: str) -> None:
+    one, other = SAME_VALUE_OTHER_TYPE[case]
+
+    def program(data, eps):  # tells the record by the output's type only
+        return one if data[0] == 0 else other
+    spec = dp.spec(program, universe=BIT, grid={eps: [1]}, claims=[dp.private(eps)])
+    [(status, message)] = verdicts(spec)
+    assert status == "error" and "same types" in message, message
