@@ -108,3 +108,50 @@ def test_a_branching_term_is_not_proved_at_its_true_value_either() -> None:
     status, _ = verdict(dp.sensitivity(dp.total(lambda v: 5 if v == 0 else v, domain=UNIT), 5,
                                        neighbours=dp.REPLACE_ONE))
     assert status != "proved"
+
+
+# ----- claimed bounds turned into numbers ------------------------------------------------
+
+eps = dp.symbol("eps", positive=True)
+
+
+def _rr(data, eps):
+    return dp.randomized_response(data[0], eps)
+
+
+def _rr_verdicts(*claims, grid=(1,)) -> list:
+    spec = dp.spec(_rr, universe=dp.universe([0, 1], n=1, neighbours=dp.REPLACE_ONE), grid={eps: list(grid)},
+                   claims=list(claims))
+    return dp.check(spec, proofs=False)
+
+
+def test_an_exact_float_in_a_claim_is_its_exact_value() -> None:
+    """eps*1.0 holds a sympy Float; randomized response is exactly eps-DP (was refuted)."""
+    (result,) = _rr_verdicts(dp.private(eps * 1.0))
+    assert result.status.value == "verified", result.message
+
+
+@pytest.mark.parametrize("build", [lambda: dp.private(eps * 0.1), lambda: dp.identity(0.1 * m, m / 10),
+                                   lambda: dp.sensitivity(COUNT, 0.1 * n + 1, n=n),
+                                   lambda: dp.accuracy(lambda d, o: True, sympy.Float("0.3", 30))],
+                         ids=["epsilon", "identity", "sensitivity", "accuracy"])
+def test_an_inexact_float_in_a_claim_is_refused(build) -> None:
+    """0.1*eps holds the binary 0.1000000000000000055...: which number was meant decides verdicts
+    at that distance (a mechanism at 0.100000000000000005*eps was verified for it)."""
+    with pytest.raises(dp.SpecError, match="binary value is not the decimal"):
+        build()
+
+
+@pytest.mark.parametrize("claim, words", [
+    (dp.private(eps, delta=eps - sympy.Rational(11, 10)), "delta = eps - 11/10 is -1/10 at eps = 1, outside [0, 1)"),
+    (dp.private(eps / 2, delta=2 - eps), "delta = 2 - eps is 1 at eps = 1, outside [0, 1)"),
+    (dp.private(eps - 2), "epsilon = eps - 2 is -1 at eps = 1, outside [0, oo)"),
+], ids=["negative delta", "delta of 1", "negative epsilon"])
+def test_a_bound_outside_its_range_at_a_grid_point_is_an_error(claim, words) -> None:
+    (result,) = _rr_verdicts(claim)
+    assert result.status.value == "error" and words in result.message, result.message
+
+
+def test_an_inexact_float_in_the_grid_is_refused() -> None:
+    with pytest.raises(dp.SpecError, match="binary value is not the decimal"):
+        _rr_verdicts(dp.private(eps), grid=(sympy.Float(0.1),))

@@ -13,6 +13,7 @@ from typing import Any, Optional
 import sympy
 
 from ..errors import SpecError
+from .params import exact_floats
 
 
 EXPECTATIONS = (None, "refuted")
@@ -57,7 +58,7 @@ def _expression(value: Any, what: str, fn: str) -> sympy.Expr:
     if expr.is_number:
         if expr.has(sympy.nan, sympy.zoo) or expr.is_real is False or expr.is_finite is False:
             raise SpecError(f"{fn}: {what}={value!r} is not a finite real number", f"use a finite {what}")
-    return expr
+    return exact_floats(expr, f"{fn}: {what}")
 
 
 @dataclass(frozen=True)

@@ -38,6 +38,22 @@ def symbol(name: str, **assumptions: bool) -> sympy.Symbol:
     return sympy.Symbol(name, **assumptions)
 
 
+def exact_floats(expr: Any, what: str) -> Any:
+    """``expr`` with every sympy Float made an exact Rational -- when the float is exactly the
+    number it prints (0.5, 1.0).  Any other float (``0.1*eps``, where sympy holds the binary
+    0.1000000000000000055...) is refused: whether its author meant the decimal or the binary
+    number decides verdicts at that distance, and after float arithmetic neither is known."""
+    floats = expr.atoms(sympy.Float) if isinstance(expr, sympy.Basic) else set()
+    exact_values = {}
+    for f in floats:
+        binary = sympy.Rational(f) if f.is_finite else None  # exactly the float's binary value
+        if binary is None or binary != sympy.Rational(str(f)):
+            raise SpecError(f"{what} contains the float {f}, whose binary value is not the decimal it shows",
+                            "write the number exactly, e.g. sympy.Rational(1, 10) * eps instead of 0.1 * eps")
+        exact_values[f] = binary
+    return expr.xreplace(exact_values) if exact_values else expr
+
+
 def exact(value: Any, what: str) -> sympy.Expr:
     """Turn a number a spec author wrote into an exact, finite, real sympy number."""
     if isinstance(value, bool):
@@ -57,7 +73,7 @@ def exact(value: Any, what: str) -> sympy.Expr:
     if expr.has(sympy.nan) or expr.free_symbols or expr.is_real is not True or expr.is_finite is False:
         raise SpecError(f"{what}={value!r} is not a finite real number",
                         "use a finite real value such as 1, 0.5 or sympy.log(3)")
-    return expr
+    return exact_floats(expr, what)
 
 
 def _check_assumptions(sym: sympy.Symbol, value: sympy.Expr) -> None:
@@ -111,11 +127,42 @@ def point_label(point: Point) -> dict[str, str]:
     return {sym.name: str(value) for sym, value in point}
 
 
+RANGES = {"epsilon": ("[0, oo)", lambda v: v >= 0), "gamma": ("[0, oo)", lambda v: v >= 0),
+          "delta": ("[0, 1)", lambda v: (v >= 0) & (v < 1))}
+"""Where a claimed bound must lie at every grid point (a bound written as an expression in the
+parameters can leave it: delta = eps - 1 is negative at eps = 1/2)."""
+
+
 def substitute(expr: Any, point: Point, what: str) -> sympy.Expr:
-    """Evaluate a claim expression (in parameter symbols) exactly at a point."""
-    value = sympy.sympify(expr).subs(dict(point))
+    """Evaluate a claim expression (in parameter symbols) exactly at a point: a finite real number,
+    inside :data:`RANGES` for the bounds that have one (a SpecError naming the point otherwise)."""
+    value = exact_floats(sympy.sympify(expr), what).subs(dict(point))
     if value.free_symbols:
         missing = ", ".join(sorted(s.name for s in value.free_symbols))
         raise SpecError(f"{what} uses {missing}, which the grid does not give a value",
                         f"add {missing} to the spec's grid")
-    return exact(value, what)
+    value = exact(value, what)
+    if what in RANGES:
+        span, test = RANGES[what]
+        inside = _decide(test(value))
+        if inside is not True:
+            at = ", ".join(f"{s} = {v}" for s, v in point)
+            raise SpecError(f"{what} = {expr} is {value} at {at or 'this point'}, "
+                            f"{'outside' if inside is False else 'not provably inside'} {span}",
+                            f"write {what} so that it lies in {span} at every grid point")
+    return value
+
+
+def _decide(relation: Any) -> Any:
+    """True/False for a relation between exact real numbers (None when sympy cannot decide it)."""
+    if relation in (sympy.true, True):
+        return True
+    if relation in (sympy.false, False):
+        return False
+    if isinstance(relation, sympy.And):
+        parts = [_decide(a) for a in relation.args]
+        return False if False in parts else (None if None in parts else True)
+    try:
+        return bool(relation)
+    except TypeError:
+        return None
