@@ -6,6 +6,7 @@ exists, never an empty run: a gate that checks nothing must not pass.
 """
 from __future__ import annotations
 
+import difflib
 from pathlib import Path
 from typing import Optional
 
@@ -34,6 +35,12 @@ def _listing(values: list[str], most: int = 30) -> str:
     return (", ".join(unique[:most]) + more) or "none"
 
 
+def _near(word: str, known: list[str]) -> str:
+    """`` (did you mean 'x'?)`` when a known name is close to a mistyped one."""
+    close = difflib.get_close_matches(word, sorted(set(known)), n=1)
+    return f" (did you mean {close[0]!r}?)" if close else ""
+
+
 def _matches(point: Point, point_filter: dict[str, str]) -> bool:
     label = point_label(point)
     return all(name in label and canonical(label[name]) == canonical(value)
@@ -44,7 +51,7 @@ def _spec_filter(specs: list[Spec], name: str, unloaded: list[str]) -> list[Spec
     chosen = [s for s in specs if s.name == name]
     if chosen:
         return chosen
-    problem = f"--spec {name!r} matches no spec"
+    problem = f"--spec {name!r} matches no spec" + _near(name, [s.name for s in specs])
     if "/" in name or name.endswith(".py") or Path(name).exists():
         problem += " (--spec takes a spec's name, not a path: give paths as arguments)"
     raise SpecError(problem + _not_loaded(unloaded), f"spec names: {_listing([s.name for s in specs])}")
@@ -71,7 +78,8 @@ def select(specs: list[Spec], *, spec_filter: Optional[str] = None, claim_filter
         picked = [(s, c) for s, c in claims if c.id == claim_filter]
         if not picked:
             where = f"spec {spec_filter!r}" if spec_filter else "the specs given"
-            raise SpecError(f"--claim {claim_filter!r} matches no claim of {where}" + _not_loaded(unloaded),
+            raise SpecError(f"--claim {claim_filter!r} matches no claim of {where}"
+                            + _near(claim_filter, [c.id for _, c in claims]) + _not_loaded(unloaded),
                             f"claim ids: {_listing([c.id for _, c in claims])}")
         claims = picked
     if point_filter:
@@ -104,7 +112,8 @@ def _check_point_filter(claims: list[tuple[Spec, Claim]], point_filter: dict[str
     for name, value in point_filter.items():
         if name not in values:
             raise SpecError(f"--point {name}={value}: no selected claim has a parameter {name!r}"
-                            + _not_loaded(unloaded), f"parameters: {_listing(list(values))}")
+                            + _near(name, list(values)) + _not_loaded(unloaded),
+                            f"parameters: {_listing(list(values))}")
         if all(canonical(v) != canonical(value) for v in values[name]):
             raise SpecError(f"--point {name}={value} matches no grid point" + _not_loaded(unloaded),
                             f"values of {name}: {_listing(values[name])}")

@@ -67,7 +67,8 @@ def cli_process(tmp_path, *args: str) -> tuple[int, str]:
 # -- class 12: nothing selected is a usage error ------------------------------------------------
 
 USAGE = {
-    "--claim typo": (["rr.py", "--claim", "privat"], ["--claim 'privat' matches no claim", "claim ids: private"]),
+    "--claim typo": (["rr.py", "--claim", "privat"], ["--claim 'privat' matches no claim",
+                                                      "did you mean 'private'?", "claim ids: private"]),
     "--point value typo": (["rr.py", "--point", "eps=3"], ["--point eps=3 matches no grid point",
                                                           "values of eps: 1, 1/2"]),
     "--point name typo": (["rr.py", "--point", "epz=1"], ["no selected claim has a parameter 'epz'",
@@ -100,6 +101,18 @@ def test_nothing_selected_is_a_usage_error(case: str, as_json: bool, tmp_path, m
     for word in words:
         assert word in result.output, result.output
     assert "no claims checked" not in result.output
+
+
+def test_filters_that_select_nothing_together_are_a_usage_error(tmp_path, monkeypatch) -> None:
+    """t=0 is a grid value (of spec x) and eps=1 one (of spec rr), but no point has both."""
+    (tmp_path / "rr.py").write_text(GOOD)
+    (tmp_path / "x.py").write_text(GOOD.replace("def rr(data, eps)", "def x(data, eps, t)").replace("(rr,", "(x,")
+                                   .replace("grid={eps: [Rational(1, 2), 1]}", "grid={eps: [Rational(1, 2)], t: [0]}")
+                                   .replace('eps = dp.symbol("eps", positive=True)',
+                                            'eps = dp.symbol("eps", positive=True)\nt = dp.symbol("t")'))
+    result = cli(tmp_path, monkeypatch, ".", "--point", "t=0", "--point", "eps=1")
+    assert result.exit_code == 2, result.output
+    assert "nothing to check" in result.output and "--point eps=1/2 --point t=0" in result.output
 
 
 def test_filters_that_match_still_run(tmp_path, monkeypatch) -> None:
