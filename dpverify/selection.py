@@ -21,11 +21,12 @@ Plan = list[tuple[Claim, Point]]
 
 
 def canonical(value: str) -> str:
-    """A parameter value as the grid labels it: ``0.5`` and ``1/2`` both read ``1/2``."""
+    """A parameter value for comparison: ``0.5`` and ``1/2`` both read ``1/2``, and white space
+    does not count (``1+sqrt(2)``, as a pytest node id shows it, is ``1 + sqrt(2)``)."""
     try:
         return str(sympy.Rational(value.strip()))
     except (TypeError, ValueError, ZeroDivisionError):
-        return value.strip()
+        return "".join(value.split())
 
 
 def _listing(values: list[str], most: int = 30) -> str:

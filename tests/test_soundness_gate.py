@@ -214,6 +214,15 @@ AWKWARD = textwrap.dedent("""
 """)
 
 
+def test_a_point_written_as_a_node_id_shows_it_selects_that_point(tmp_path, monkeypatch) -> None:
+    (tmp_path / "awkward.py").write_text(AWKWARD)
+    result = cli(tmp_path, monkeypatch, "awkward.py", "--json", "--spec", "rr::v2 [copy]", "--claim", "pure DP [eps]",
+                 "--point", "eps=1+sqrt(2)")
+    assert result.exit_code == 0, result.output
+    points = json.loads(result.output)["specs"][0]["claims"][0]["points"]
+    assert [p["params"] for p in points] == [{"eps": "1 + sqrt(2)"}]
+
+
 def test_printed_node_ids_can_be_run_back(pytester) -> None:
     pytester.mkdir("spec")
     pytester.path.joinpath("spec", "rr.py").write_text(GOOD)
