@@ -6,6 +6,7 @@ is refuted or could not be decided, 2 on a usage or spec error.
 """
 from __future__ import annotations
 
+import contextlib
 import sys
 from typing import Optional
 
@@ -75,9 +76,19 @@ def _print(report: Report, as_json: bool) -> None:
 def _run(paths: list[str], options: Options, show_progress: bool, claim_filter: Optional[str] = None,
          point_filter: Optional[dict[str, str]] = None, spec_filter: Optional[str] = None,
          jobs: Optional[int] = None) -> Report:
-    """Check the specs under ``paths``, with a progress bar on a terminal; exit 2 on a usage error."""
+    """Check the specs under ``paths``, with a progress bar on a terminal; exit 2 on a usage error.
+
+    Whatever spec code prints goes to stderr: stdout carries only the report (``--json`` stays
+    one parseable document)."""
     console = Console(stderr=True)
     jobs = default_jobs() if jobs is None else jobs
+    with contextlib.redirect_stdout(sys.stderr):
+        return _checked(paths, options, console, show_progress, claim_filter, point_filter, spec_filter, jobs)
+
+
+def _checked(paths: list[str], options: Options, console: Console, show_progress: bool,
+             claim_filter: Optional[str], point_filter: Optional[dict[str, str]], spec_filter: Optional[str],
+             jobs: int) -> Report:
     try:
         if show_progress and console.is_terminal:
             progress = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),

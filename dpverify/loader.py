@@ -47,7 +47,10 @@ def discover(paths: list[str]) -> list[Path]:
             found.append(path)
         else:
             raise SpecError(f"{raw}: no such file or directory", "give a spec file or a directory of spec files")
-    return found
+    unique: dict[Path, Path] = {}
+    for path in found:  # a file given twice (`spec/ spec/rr.py`) is checked once
+        unique.setdefault(path.resolve(), path)
+    return list(unique.values())
 
 
 @contextlib.contextmanager

@@ -178,6 +178,17 @@ def test_the_table_names_the_spec_whose_mechanism_exits(tmp_path, monkeypatch) -
     assert "1 error, 1 verified" in result.output
 
 
+def test_what_spec_code_prints_does_not_break_the_json(tmp_path, monkeypatch) -> None:
+    chatty = GOOD.replace("def rr(data, eps):\n", "print('importing')\n\ndef rr(data, eps):\n    print('running')\n")
+    (tmp_path / "chatty.py").write_text(chatty)
+    for jobs in ("1", "2"):
+        result = CliRunner().invoke(main, ["check", "--no-proofs", str(tmp_path), str(tmp_path / "chatty.py"),
+                                           "--json", "--jobs", jobs])
+        assert result.exit_code == 0, result.output
+        doc = json.loads(result.stdout)
+        assert len(doc["specs"]) == 1  # the file given twice is checked once
+
+
 # -- replay commands run back -------------------------------------------------------------------
 
 def test_the_replay_command_reruns_exactly_that_check(tmp_path, monkeypatch) -> None:
