@@ -41,7 +41,12 @@ def _candidate(path: Path, config: pytest.Config) -> bool:
 
 
 def _in_spec_dir(path: Path, config: pytest.Config) -> bool:
-    return config.getoption("--dpverify-dir") in path.parent.parts
+    """Inside a spec directory of the project (a checkout under ``~/spec/`` does not count)."""
+    try:
+        parts = path.relative_to(config.rootpath).parent.parts
+    except ValueError:  # outside the root directory
+        parts = path.parent.parts
+    return config.getoption("--dpverify-dir") in parts
 
 
 def _imports_dpverify(path: Path) -> bool:

@@ -267,6 +267,19 @@ def test_a_spec_file_named_in_a_spec_directory_is_imported_once(pytester) -> Non
     assert log.read_text() == "x"
 
 
+def test_a_project_checked_out_under_a_directory_named_spec_is_not_all_specs(pytester) -> None:
+    project = pytester.mkdir("spec") / "project"
+    project.mkdir()
+    project.joinpath("pytest.ini").write_text("[pytest]\n")
+    project.joinpath("helpers.py").write_text("X = 1\n")
+    project.joinpath("test_a.py").write_text("def test_a():\n    assert True\n")
+    project.joinpath("spec").mkdir()
+    project.joinpath("spec", "rr.py").write_text(GOOD)
+    with pytest.MonkeyPatch.context() as mp:
+        mp.chdir(project)
+        pytester.runpytest().assert_outcomes(passed=3)
+
+
 def test_spec_code_that_exits_fails_its_items_and_the_session_goes_on(pytester) -> None:
     """In a subprocess: on the baseline os._exit(0) would end this very test run."""
     pytester.mkdir("spec")
