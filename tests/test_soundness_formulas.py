@@ -155,3 +155,41 @@ def test_a_bound_outside_its_range_at_a_grid_point_is_an_error(claim, words) -> 
 def test_an_inexact_float_in_the_grid_is_refused() -> None:
     with pytest.raises(dp.SpecError, match="binary value is not the decimal"):
         _rr_verdicts(dp.private(eps), grid=(sympy.Float(0.1),))
+
+
+# ----- formula claims: assumptions, special functions, divergent sides ---------------------
+
+_k = sympy.Symbol("k", integer=True, positive=True)
+_HARMONIC = sympy.Sum(1 / _k, (_k, 1, sympy.oo))
+_nonzero = dp.symbol("x", nonzero=True)
+_prime = dp.symbol("p", prime=True)
+
+FORMULAS = {
+    # id: (claim, verdicts it may get, what the baseline said)
+    "x != 0 gives x^4 - x^3 + x^2 > 0": (dp.inequality(0, _nonzero**4 - _nonzero**3 + _nonzero**2, strict=True),
+                                         {"proved"}, "refuted at x = 0"),
+    "a prime is never 4": (dp.inequality(1, (_prime - 4)**2), {"proved", "unknown"}, "refuted at p = 4"),
+    "factorial(1/2) <= 0": (dp.inequality(sympy.factorial(sympy.Rational(1, 2)), 0), {"refuted"},
+                            "proved (z3 read factorial(1/2) as the integer 0)"),
+    "factorial(1/2) > 0": (dp.inequality(0, sympy.factorial(sympy.Rational(1, 2)), strict=True), {"proved", "unknown"},
+                           None),
+    "harmonic = harmonic + 1": (dp.identity(_HARMONIC, _HARMONIC + 1), {"unknown"}, "proved (oo as one unknown)"),
+    "harmonic + 1 <= harmonic": (dp.inequality(_HARMONIC + 1, _HARMONIC), {"unknown"}, "proved"),
+    "divergent integral >= 1": (dp.inequality(1, sympy.Integral(1 / _nonzero, (_nonzero, 1, sympy.oo))), {"unknown"},
+                                None),
+}
+
+
+@pytest.mark.parametrize("case", sorted(FORMULAS))
+def test_formula_claims_honour_assumptions_and_functions(case: str) -> None:
+    claim, allowed, _ = FORMULAS[case]
+    status, message = verdict(claim)
+    assert status in allowed, message
+
+
+def test_a_model_is_checked_against_every_assumption() -> None:
+    from dpverify.checks.formula_problem import satisfies
+    assert satisfies(_prime, sympy.Integer(5)) is True
+    assert satisfies(_prime, sympy.Integer(4)) is False
+    assert satisfies(_nonzero, sympy.Integer(0)) is False
+    assert satisfies(dp.symbol("j", odd=True), sympy.Integer(2)) is False

@@ -121,8 +121,10 @@ class Problem:
     def partial(self) -> bool:
         """Whether a side may be undefined somewhere (a symbolic denominator, log, root or power)."""
         def risky(e: sympy.Basic) -> bool:
-            if isinstance(e, sympy.log) or isinstance(e, sympy.Piecewise):
+            if isinstance(e, (sympy.log, sympy.Piecewise, sympy.Integral)):
                 return True
+            if isinstance(e, sympy.Sum) and any(bound.is_infinite for limit in e.limits for bound in limit[1:]):
+                return True  # a series: undefined where it diverges
             return isinstance(e, sympy.Pow) and bool(e.base.free_symbols) and not (
                 e.exp.is_Integer and e.exp >= 0)
         return any(any(risky(node) for node in sympy.preorder_traversal(side)) for side in self.original)
@@ -138,11 +140,9 @@ class Problem:
     def in_domain(self, values: Values) -> Optional[bool]:
         """Whether a point satisfies the symbols' assumptions and ``where`` (None: undecided)."""
         for sym in self.symbols:
-            v = values[sym]
-            if sym.is_integer and not v.is_integer:
-                return False
-            if not all(_holds_sign(v, word) for word in _sign_words(sym)):
-                return False
+            fits = satisfies(sym, values[sym])
+            if fits is not True:
+                return fits
         decided = [holds(cond, values) for cond in self.where]
         if False in decided:
             return False
@@ -174,14 +174,27 @@ def normalise(expr: sympy.Expr, notes: list[str]) -> sympy.Expr:
         if value.has(sympy.Integral):
             value = _attempt(lambda: _signed_variable(integral).doit(meijerg=False), integral)
         if not value.has(sympy.Integral):
-            expr = expr.xreplace({integral: value})
+            expr = expr.xreplace({integral: _finite(integral, value)})
             notes.append(f"integral {integral} evaluated by sympy as {value}")
     for total in sorted(expr.atoms(sympy.Sum), key=sympy.default_sort_key):
         value = _attempt(total.doit, total)
         if not value.has(sympy.Sum) and _only_supported(value):
-            expr = expr.xreplace({total: value})
+            expr = expr.xreplace({total: _finite(total, value)})
             notes.append(f"sum {total} evaluated by sympy as {value}")
     return expr
+
+
+class Diverges(Exception):
+    """A sum or integral of the claim is not a finite number anywhere: the claim says nothing."""
+
+
+def _finite(term: sympy.Expr, value: sympy.Expr) -> sympy.Expr:
+    """``value`` of ``term`` when it is a finite number (or not a number); raises :class:`Diverges`
+    for oo, -oo, zoo or nan, which the attackers would otherwise read as an ordinary quantity
+    (harmonic = harmonic + 1 was proved with oo as one unknown)."""
+    if value.is_number and (value.has(sympy.oo, -sympy.oo, sympy.zoo, sympy.nan) or value.is_finite is False):
+        raise Diverges(f"{term} is not a finite number (sympy evaluates it to {value})")
+    return value
 
 
 def _attempt(compute: Callable[[], sympy.Expr], fallback: sympy.Expr) -> sympy.Expr:
@@ -301,9 +314,20 @@ def _sign_words(sym: sympy.Symbol) -> list[str]:
     known = sym.assumptions0
     words = ["positive"] if known.get("positive") else (["nonnegative"] if known.get("nonnegative") else [])
     words += ["negative"] if known.get("negative") else (["nonpositive"] if known.get("nonpositive") else [])
-    return words + (["integer"] if sym.is_integer else [])
+    words += ["nonzero"] if known.get("nonzero") and not words else []
+    kinds = [w for w in ("prime", "composite", "even", "odd") if known.get(w)]
+    words += kinds or (["integer"] if sym.is_integer else [w for w in ("rational", "irrational") if known.get(w)])
+    return words
 
 
-def _holds_sign(value: sympy.Rational, word: str) -> bool:
-    return {"positive": value > 0, "negative": value < 0, "nonnegative": value >= 0,
-            "nonpositive": value <= 0, "integer": bool(value.is_integer)}[word]
+def satisfies(sym: sympy.Symbol, value: sympy.Expr) -> Optional[bool]:
+    """Whether ``value`` has *every* assumption of ``sym`` -- not only its sign and integrality but
+    nonzero, even, odd, prime... (a prime p is never 4, whatever a relaxed encoding proposes);
+    None when sympy cannot tell."""
+    for name, wanted in sym.assumptions0.items():
+        have = getattr(value, f"is_{name}", None)
+        if have is None:
+            return None
+        if bool(have) != bool(wanted):
+            return False
+    return True

@@ -47,8 +47,8 @@ from ..dsl.params import Point
 from ..dsl.spec import Spec
 from ..engine import smt, smt_values
 from ..engine.backend import is_exactly_zero
-from .formula_problem import (Counterexample, OutOfTime, Problem, Undecidable, certified_sign, evaluate, normalise,
-                              time_limit)
+from .formula_problem import (Counterexample, Diverges, OutOfTime, Problem, Undecidable, certified_sign, evaluate,
+                              normalise, time_limit)
 from .formula_search import search
 from .result import PointResult, Status, Witness
 from .workspace import Workspace, decimal
@@ -77,7 +77,11 @@ class FormulaCheck:
             return PointResult({}, Status.UNKNOWN, f"undecided: {exc}", method="sympy, z3, numeric search")
 
     def _run(self, claim: FormulaClaim) -> PointResult:
-        problem = Problem.from_claim(claim)
+        try:
+            problem = Problem.from_claim(claim)
+        except Diverges as exc:
+            return PointResult({}, Status.UNKNOWN, f"undecided: {exc}, so the claim compares no real numbers",
+                               method="sympy")
         notes: list[str] = []
         try:
             derivation = sympy_proof(problem)
@@ -266,7 +270,8 @@ def z3_attack(problem: Problem, bounds: dict, rlimit: int = Z3_RLIMIT,
             if not enc.proves:
                 return (Status.UNKNOWN, method, f"z3 found no counterexample, but only in a bounded search "
                         f"({'; '.join(enc.restrictions)})", candidates)
-            return Status.UNKNOWN, method, "z3's models were all spurious (relaxed encoding)", candidates
+            return (Status.UNKNOWN, method, "z3's models were all spurious (a relaxed encoding, or assumptions "
+                    "such as prime that z3 does not state)", candidates)
         if answer == z3.unknown:
             reason = f"z3 gave up ({solver.reason_unknown()}; resource limit {rlimit:,})"
             return Status.UNKNOWN, method, reason, candidates

@@ -145,8 +145,13 @@ def prepare(expr: sympy.Expr) -> sympy.Expr:
 
 
 def assumptions(sym: sympy.Symbol, var: z3.ArithRef) -> list[z3.BoolRef]:
-    """The sign assumptions of a sympy symbol as z3 facts (integrality is the variable's sort)."""
-    tests = {"positive": var > 0, "nonnegative": var >= 0, "negative": var < 0, "nonpositive": var <= 0}
+    """The assumptions of a sympy symbol that z3 can state, as facts (integrality is the variable's
+    sort).  Others (prime, rational...) are left out, which only widens the domain: a proof still
+    holds, and every model is re-checked against all the assumptions."""
+    tests = {"positive": var > 0, "nonnegative": var >= 0, "negative": var < 0, "nonpositive": var <= 0,
+             "nonzero": var != 0, "zero": var == 0}
+    if var.is_int():
+        tests.update({"even": var % 2 == 0, "odd": var % 2 == 1})
     return [fact for name, fact in tests.items() if sym.assumptions0.get(name)]
 
 
@@ -276,9 +281,7 @@ class Translator:
             return self.term(sympy.Mul(*[m - j for j in range(k)]) / math.factorial(k))
         if isinstance(e, sympy.Sum):
             return self._sum(e)
-        if e.is_number and e.is_real:
-            if isinstance(e, (sympy.factorial, sympy.binomial)) or e.is_Integer:
-                return rational(sympy.Integer(e))
+        if e.is_number and e.is_real:  # (rationals were handled above; factorial(1/2) is not one)
             lo, hi = enclosure(e)
             v = self._var("const")
             self.enc.facts.append(z3.And(rational(lo) <= v, v <= rational(hi)))
@@ -287,8 +290,10 @@ class Translator:
         return self._opaque(e)
 
     def _opaque(self, e: sympy.Basic) -> z3.ArithRef:
-        """An unsupported real-valued term: a fresh variable, the same one for the same term."""
-        if not (isinstance(e, sympy.Expr) and e.is_extended_real is not False):
+        """An unsupported real-valued term: a fresh variable, the same one for the same term.
+        (Never an infinity or nan: a fresh real would make oo = oo + 1 look false and oo <= oo - 1 true.)"""
+        if not (isinstance(e, sympy.Expr) and e.is_extended_real is not False) or \
+                (e.is_number and e.is_finite is not True):
             raise Unsupported(f"the term {e}")
         self._relax(f"{type(e).__name__} terms such as {str(e)[:60]} as uninterpreted variables")
         key = ("opaque", e)
