@@ -35,6 +35,7 @@ from ..dsl.universe import Neighbours, Universe
 from ..engine.backend import exact_sign
 from ..engine.eventually import Undecided, compare, value_at
 from ..engine.sensitivity import N, Derivation, NotDerivable, derive
+from ..engine.smt import SafetyLimit
 from ..errors import SpecError
 from .result import PointResult, Status, Witness
 from .sensitivity_measure import (are_neighbours, confirm, enumerated, measured, mechanism_note, refute_loose,
@@ -102,7 +103,14 @@ class SensitivityCheck:
         except NotDerivable as why:
             result.method = "sensitivity measured: exact enumeration and z3"
             return measured(ctx, claim, result, str(why))
-        return _derived(spec, ctx, claim, derivation, result)
+        except SafetyLimit as exc:
+            result.message = f"undecided: {exc}"
+            return result
+        try:
+            return _derived(spec, ctx, claim, derivation, result)
+        except SafetyLimit as exc:
+            result.status, result.message = Status.UNKNOWN, f"undecided: {exc}"
+            return result
 
 
 def _relation_name(relation: Any) -> str:
