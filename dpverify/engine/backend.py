@@ -229,10 +229,12 @@ class SympyBackend(Backend):
         """Exactly zero, decided by exact algebra when a strict evaluation cannot tell (as the interval
         reading decides it, so both readings drop the same branches)."""
         value = self.num(value)
-        if value == 0 or value.is_zero:
+        if value == 0:
             return True
-        if value.free_symbols:
+        if value.free_symbols:  # symbolic weights: a zero that sympy does not cancel stays, harmlessly
             return False
+        if value.is_zero:
+            return True
         try:
             approx = value.evalf(30, strict=True)
             if approx.is_Float and not approx.is_zero:
