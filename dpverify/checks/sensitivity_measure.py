@@ -185,6 +185,10 @@ def _measured(ctx: "Context", claim: Any, result: PointResult, head: str) -> Poi
                 z3_sizes.append(k)
                 attained, _ = z3_search(ctx.query, ctx.records, ctx.relation, k, ctx.candidates, claimed,
                                         strict=False)
+                if attained == "unknown" and claim.exact:
+                    result.message = (f"{head}; z3 shows no pair of size {k} exceeds {claimed} but cannot tell "
+                                      f"whether one attains it, which equals= needs; {EXACT_WORDS}")
+                    return result
                 if attained == "unsat":
                     loose.append(f"n = {k}: no pair attains {claimed} (z3)")
                     if claim.exact:
