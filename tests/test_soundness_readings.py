@@ -46,10 +46,6 @@ def leak_in(data, eps):
     return data[0] if eps in {1, 3} else rr(data, eps)
 
 
-def leak_dict(data, eps):
-    return {1: data[0]}.get(eps, None) if eps in (1,) else rr(data, eps)
-
-
 def leak_dict_get(data, eps):
     leak = {1: True}.get(eps, False)
     return data[0] if leak else rr(data, eps)
@@ -71,6 +67,10 @@ def leak_round(data, eps):
     return data[0] if round(eps * 10) == 10 else rr(data, eps)
 
 
+def leak_attribute(data, eps):
+    return data[0] if getattr(eps, "numerator", 0) == 1 else rr(data, eps)
+
+
 def leak_swallowed(data, eps):
     try:
         if eps == 1:
@@ -89,8 +89,8 @@ def leak_sympy_function(data, eps):
     return rr(data, eps)
 
 
-BRANCHY = [leak_eq, leak_ne, leak_in, leak_dict_get, leak_hash, leak_bool, leak_str, leak_round, leak_swallowed,
-           leak_sympy_function]
+BRANCHY = [leak_eq, leak_ne, leak_in, leak_dict_get, leak_hash, leak_bool, leak_str, leak_round, leak_attribute,
+           leak_swallowed, leak_sympy_function]
 
 
 @pytest.mark.parametrize("program", BRANCHY, ids=lambda p: p.__name__)

@@ -30,9 +30,9 @@ from sympy.core.sympify import SympifyError, converter
 
 from ..errors import NotRational
 
-_OWN = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-_LIBRARIES = tuple({os.path.abspath(p) for p in (sysconfig.get_paths()["purelib"], sysconfig.get_paths()["stdlib"],
-                                                 sysconfig.get_paths()["platlib"])})
+_OWN = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
+_LIBRARIES = tuple(sorted({os.path.abspath(sysconfig.get_paths()[key]) + os.sep
+                           for key in ("purelib", "platlib", "stdlib", "platstdlib")}))
 
 
 class ParameterBranch(NotRational):
@@ -169,9 +169,9 @@ class Parameter:
     __lshift__ = __rlshift__ = __rshift__ = __rrshift__ = __invert__ = _integer_arithmetic
 
     def __getattr__(self, name: str) -> Any:
-        if name.startswith("_"):  # protocol probes (sympify's __sympy__, copy, pickle): not there
-            raise AttributeError(name)
-        return _refuse(self, f"the attribute .{name}")
+        if (name.startswith("__") and name.endswith("__")) or name == "_sympy_":
+            raise AttributeError(name)  # protocol probes (sympify's __sympy__, copy, pickle): not there
+        return _refuse(self, f"the attribute .{name}")  # eps.numerator, eps._numerator... reveal its type
 
 
 def _to_sympy(value: Parameter) -> Any:
