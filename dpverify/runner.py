@@ -215,11 +215,14 @@ def _worker(sender: Any, path: Path, specs: list[Spec], plans: dict[int, Plan], 
 def _failed(path: Path, specs: list[Spec], reason: Optional[str], exitcode: Optional[int],
             done: list[str]) -> list[SpecReport]:
     """Error entries for the specs of a file whose worker process failed or ended early."""
-    after = f" after {len(done)} checked points (the last {done[-1]})" if done else " before any point was checked"
     if reason is None:
-        reason = f"the worker process checking this file ended (exit code {exitcode}){after}"
-    error = SpecError(reason, "a mechanism returns its output: remove what ends the process "
-                      "(os._exit, os.kill, a crash in compiled code)", file=relative(str(path)))
+        after = f" after {len(done)} checked points (the last {done[-1]})" if done else " before any point was checked"
+        error = SpecError(f"the worker process checking this file ended (exit code {exitcode}){after}",
+                          "a mechanism returns its output: remove what ends the process "
+                          "(os._exit, os.kill, a crash in compiled code)", file=relative(str(path)))
+    else:
+        error = SpecError(f"internal error while checking this file: {reason}", "please report it",
+                          file=relative(str(path)))
     return [SpecReport(str(path), spec.name, error=error.render()) for spec in specs]
 
 
