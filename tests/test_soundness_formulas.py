@@ -163,6 +163,8 @@ _k = sympy.Symbol("k", integer=True, positive=True)
 _HARMONIC = sympy.Sum(1 / _k, (_k, 1, sympy.oo))
 _nonzero = dp.symbol("x", nonzero=True)
 _prime = dp.symbol("p", prime=True)
+_j = sympy.Symbol("j", integer=True)
+_d = dp.symbol("d", integer=True)
 
 FORMULAS = {
     # id: (claim, verdicts it may get, what the baseline said)
@@ -177,6 +179,9 @@ FORMULAS = {
     "harmonic + 1 <= harmonic": (dp.inequality(_HARMONIC + 1, _HARMONIC), {"unknown"}, "proved"),
     "divergent integral >= 1": (dp.inequality(1, sympy.Integral(1 / _nonzero, (_nonzero, 1, sympy.oo))), {"unknown"},
                                 None),
+    # sympy gives a reversed sum a value (Karr): Sum(1/(k+5), (k, 0, -3)) = -7/12 < 0
+    "a sum that may run backwards": (dp.inequality(0, sympy.Sum(1 / (_j + 5), (_j, 0, _d)), where=[_d <= 10]),
+                                     {"unknown", "refuted"}, "proved (reversed ranges dropped)"),
 }
 
 

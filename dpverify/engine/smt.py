@@ -24,7 +24,9 @@ A formula over real (and integer) symbols is translated construct by construct:
 * restricted (an under-approximation: a model is a real counterexample, but
   ``unsat`` proves nothing) -- a ``Sum`` whose bound the assumptions leave
   unbounded is unrolled to ``max_unroll`` terms and the bound restricted
-  accordingly (a bounded search).
+  accordingly (a bounded search); a ``Sum`` whose range the bounds do not show
+  to be non-reversed (upper >= lower - 1) is read only where it is not, although
+  sympy gives reversed sums a value (-Sum over the gap, Karr's convention).
 
 Where an expression is undefined (a zero denominator, the log of a
 non-positive number, the square root of a negative one, a ``Piecewise`` with no
@@ -420,7 +422,9 @@ class Translator:
         if first is None:
             return self._opaque(e)
         lo_t, hi_t = self.term(lo), self.term(hi)
-        self._require(hi_t >= lo_t - 1)  # empty ranges read as 0; sympy's reversed sums are outside
+        self._require(hi_t >= lo_t - 1)  # empty ranges read as 0; reversed ones are searched no further:
+        if hi_n[0] is None or lo_n[1] is None or hi_n[0] < lo_n[1] - 1:  # sympy gives them values (Karr's
+            self.enc.restrictions.append(f"the sum {e} read only where its range is not reversed")  # convention)
         if last is None or last - first + 1 > self.max_unroll:
             last = first + self.max_unroll - 1
             self.enc.restrictions.append(f"the sum {e} searched only up to {k} = {last}")
