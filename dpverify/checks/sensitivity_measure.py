@@ -231,7 +231,8 @@ def refute_loose(ctx: "Context", k: int, exact: Any, pair: Optional[tuple], resu
     claimed = value_at(ctx.claimed, N, k)
     loose = f"the claim {ctx.claimed} is loose at n = {k}: the sensitivity there is {exact}, not {claimed}"
     if pair is None:
-        result.message = f"{head}; {loose}, but no pair attaining it could be built, so it is not refuted; {EXACT_WORDS}"
+        result.message = (f"{head}; {loose}, but no pair attaining it could be built, so it is not refuted; "
+                          f"{EXACT_WORDS}")
         return result
     x, x_prime, candidate = pair
     args = () if candidate is None else (candidate,)

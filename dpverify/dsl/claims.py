@@ -302,7 +302,7 @@ def sensitivity(query: Any, equals: Any = None, *, at_most: Any = None, neighbou
         raise SpecError(f"{fn}: {word}={value!r} is negative", "a sensitivity is a maximum of |q(X) - q(X')| >= 0")
     if n is not None and not isinstance(n, sympy.Symbol):
         raise SpecError(f"{fn}: n={n!r} is not a sympy Symbol",
-                        "pass the size symbol used in the claimed value, e.g. n=dp.symbol('n', integer=True, positive=True)")
+                        "pass the size symbol of the claimed value, e.g. n=dp.symbol('n', integer=True, positive=True)")
     free = expr.free_symbols
     if n is None:
         if len(free) > 1:
