@@ -54,7 +54,7 @@ def _imports_dpverify(path: Path) -> bool:
         text = path.read_text(encoding="utf-8", errors="replace")
     except OSError:
         return False
-    return re.search(r"^\s*(import|from)\s+dpverify\b", text, re.MULTILINE) is not None
+    return re.search(r"^\s*(import|from)\b.*\bdpverify\b", text, re.MULTILINE) is not None
 
 
 def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> Optional[pytest.Collector]:
