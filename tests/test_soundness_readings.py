@@ -242,3 +242,21 @@ def test_outputs_python_would_merge_across_types_are_refused(case: str) -> None:
     spec = dp.spec(program, universe=BIT, grid={eps: [1]}, claims=[dp.private(eps)])
     [(status, message)] = verdicts(spec)
     assert status == "error" and "same types" in message, message
+
+
+# -- what a proxy cannot see: the symbolic reading must agree with the certified one at the grid point --
+
+def by_type(data, eps):
+    return rr(data, eps) if isinstance(eps, (int, Fraction)) else data[0]
+
+
+def test_a_program_that_inspects_its_parameter_type_is_not_proved() -> None:
+    spec = dp.spec(by_type, universe=BIT, grid={eps: [2]}, claims=[dp.private(eps)])
+    [(status, message)] = verdicts(spec)
+    assert status == "verified" and "represented" in message, message
+
+
+def test_same_distribution_through_a_type_test_is_not_proved() -> None:
+    spec = dp.spec(by_type, universe=BIT, grid={eps: [2]}, claims=[dp.same_distribution(rr)])
+    [(status, message)] = verdicts(spec)
+    assert status == "verified", message

@@ -16,7 +16,7 @@ from ..dsl.claims import Claim, SameDistribution
 from ..dsl.params import Point, point_label
 from ..dsl.spec import Spec
 from ..engine.backend import IntervalBackend, SympyBackend, exact_sign
-from ..engine.reading import distribution
+from ..engine.reading import Table, distribution
 from ..errors import SpecError
 from ..engine.parameter import ParameterBranch
 from ..engine.symbolic import NotRational, basis, rational_function, symbolic_laws
@@ -50,7 +50,7 @@ class SameDistributionCheck:
             fixed = tuple((sym, v) for sym, v in point if sym not in over)
             key = ("same-distribution-proof", id(spec), claim.id, fixed)
             if key not in ws.memo:
-                ws.memo[key] = _prove(spec, claim, point, mine.windows, theirs.windows, ws)
+                ws.memo[key] = _prove(spec, claim, point, mine, theirs, ws)
             found = ws.memo[key]
             if isinstance(found, str):
                 result.status, result.method = Status.PROVED, "symbolic reading; rational functions compared"
@@ -82,7 +82,7 @@ class SameDistributionCheck:
         return result
 
 
-def _prove(spec: Spec, claim: SameDistribution, point: Point, windows: dict, other_windows: dict,
+def _prove(spec: Spec, claim: SameDistribution, point: Point, mine_table: Table, theirs_table: Table,
            ws: Workspace) -> Any:
     """Equality for every value of the continuous parameters, as rational functions of w.
 
@@ -94,8 +94,9 @@ def _prove(spec: Spec, claim: SameDistribution, point: Point, windows: dict, oth
     values = {**params(point), **{s.name: s for s in symbols}}
     datasets, _, _ = ws.datasets(spec)
     try:
-        mine = symbolic_laws(spec.mechanism, datasets, values, windows)
-        theirs = symbolic_laws(claim.other, datasets, values, other_windows)
+        at = {s: v for s, v in point if s in symbols}
+        mine = symbolic_laws(spec.mechanism, datasets, values, mine_table.windows, (mine_table, at))
+        theirs = symbolic_laws(claim.other, datasets, values, theirs_table.windows, (theirs_table, at))
         weights = [w for laws in (mine, theirs) for law in laws.laws for w in law.values()]
         base = basis(weights, symbols)
         compared: set = set()

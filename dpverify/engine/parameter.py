@@ -50,12 +50,16 @@ class ParameterBranch(NotRational):
         self.where = where
 
 
+def _library(filename: str) -> bool:
+    """Code of dpverify, of an installed library or of the standard library (not spec code)."""
+    return filename.startswith("<frozen") or os.path.abspath(filename).startswith((_OWN, *_LIBRARIES))
+
+
 def _site() -> str:
     """file:line of the innermost frame of spec code (outside dpverify, sympy and the standard library)."""
     frame = sys._getframe(2)
     while frame is not None:
-        name = os.path.abspath(frame.f_code.co_filename)
-        if not name.startswith(_OWN) and not name.startswith(_LIBRARIES) and not name.startswith("<frozen"):
+        if not _library(frame.f_code.co_filename):
             return f"{frame.f_code.co_filename}:{frame.f_lineno}"
         frame = frame.f_back
     return "an unknown line"
@@ -169,9 +173,9 @@ class Parameter:
     __lshift__ = __rlshift__ = __rshift__ = __rrshift__ = __invert__ = _integer_arithmetic
 
     def __getattr__(self, name: str) -> Any:
-        if (name.startswith("__") and name.endswith("__")) or name == "_sympy_":
-            raise AttributeError(name)  # protocol probes (sympify's __sympy__, copy, pickle): not there
-        return _refuse(self, f"the attribute .{name}")  # eps.numerator, eps._numerator... reveal its type
+        if _library(sys._getframe(1).f_code.co_filename):
+            raise AttributeError(name)  # a library's protocol probe (sympy's _op_priority, copy's __deepcopy__)
+        return _refuse(self, f"the attribute .{name}")  # spec code: eps.numerator reveals the reading
 
 
 def _to_sympy(value: Parameter) -> Any:

@@ -14,14 +14,14 @@ from __future__ import annotations
 import functools
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Optional
 
 import sympy
 
 from .backend import SympyBackend
 from .enumerate import Distribution, Session
 from .noisy import Density
-from .reading import _call
+from .reading import Table, _call
 from ..errors import NotRational  # noqa: F401  (raised by readings; re-exported)
 
 
@@ -34,8 +34,12 @@ class Laws:
 
 
 def symbolic_laws(program: Callable[..., Any], datasets: list[tuple], params: Mapping[str, Any],
-                  windows: dict) -> Laws:
-    """Each dataset's law with sympy weights; ``params`` may hold Symbols."""
+                  windows: dict, reference: Optional[tuple[Table, dict]] = None) -> Laws:
+    """Each dataset's law with sympy weights; ``params`` may hold Symbols.
+
+    ``reference`` = (the certified table of the same datasets, {symbol: grid value}):
+    the symbolic laws must then agree with it at the grid point (see :func:`_agree`).
+    """
     session = Session(SympyBackend(), windows)
     index: dict = {}
     laws: list[Distribution] = []
@@ -47,7 +51,50 @@ def symbolic_laws(program: Callable[..., Any], datasets: list[tuple], params: Ma
             index[key] = len(laws)
             laws.append(law)
         law_of.append(index[key])
-    return Laws(laws, law_of)
+    result = Laws(laws, law_of)
+    if reference is not None:
+        _agree(result, datasets, *reference)
+    return result
+
+
+class ReadingsDisagree(NotRational):
+    """The symbolic reading, evaluated at the grid point, is not the certified reading's law there."""
+
+
+def _agree(laws: Laws, datasets: list[tuple], table: Table, at: dict) -> None:
+    """Refuse a symbolic reading that took another path than the certified one at the grid point.
+
+    Comparisons, hashing and conversions of a parameter are refused as they
+    happen (:mod:`.parameter`); this catches what a proxy cannot see -- a program
+    that inspects its parameter's type, say -- whenever it changes the law at
+    the grid point: the same outputs, and every symbolic weight at the grid
+    point inside the certified interval's reach.
+    """
+    backend, ctx = table.backend, table.backend.ctx
+    values: dict = {}
+    compared: set = set()
+    for i, data in enumerate(datasets):
+        pair = (laws.law_of[i], table.law_of[i])
+        if pair in compared:
+            continue
+        compared.add(pair)
+        law, certified = laws.laws[pair[0]], table.laws[pair[1]]
+        if any(isinstance(w, Density) for w in law.values()):
+            continue
+        where = ", ".join(f"{s} = {v}" for s, v in at.items())
+        if set(law) != set(certified):
+            extra = sorted(set(law) ^ set(certified), key=repr)[:3]
+            raise ReadingsDisagree(f"the symbolic reading at {where} gives other outputs than the certified "
+                                   f"reading on dataset {data!r} ({', '.join(map(repr, extra))}): the program "
+                                   "depends on how its parameters are represented", frozenset(at))
+        for o, w in law.items():
+            if w not in values:
+                values[w] = backend.num(sympy.sympify(w).xreplace(at))
+            v, c = values[w], certified[o]
+            if not isinstance(c, ctx.mpf) or v.b < c.a or c.b < v.a:
+                raise ReadingsDisagree(f"the symbolic reading at {where} gives P(o={o!r}) = {w} on dataset "
+                                       f"{data!r}, not the certified reading's value: the program depends on "
+                                       "how its parameters are represented", frozenset(at))
 
 
 def _exponents(expr: sympy.Expr, symbols: Iterable[sympy.Symbol]) -> dict[sympy.Symbol, set]:
