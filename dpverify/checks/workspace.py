@@ -12,9 +12,12 @@ import sympy
 
 from ..dsl.params import Point
 from ..dsl.spec import Spec
-from ..engine.datasets import enumerate_datasets, estimate, neighbour_pairs
+from ..engine.datasets import enumerate_datasets, estimate, neighbour_pairs, require_pairs
 from ..engine.noisy import Density
-from ..engine.reading import Table, all_distributions, distribution
+from ..engine.contract import global_state, state_changed
+from ..engine.enumerate import LEAF_BUDGET, MAX_LEAVES
+from ..engine.reading import Table, all_distributions, distribution, keywords
+from ..engine.symmetry import check_symmetric, orderings
 from ..engine.backend import IntervalBackend
 from ..errors import EnumerationTooLarge, SpecError
 
@@ -44,17 +47,51 @@ class Workspace:
         key = spec.universe
         if key not in self._universes:
             datasets = enumerate_datasets(spec.universe)
-            self._universes[key] = (datasets, *neighbour_pairs(spec.universe, datasets))
+            left, right = neighbour_pairs(spec.universe, datasets)
+            require_pairs(spec.universe, left)
+            self._universes[key] = (datasets, left, right)
         return self._universes[key]
 
     def table(self, spec: Spec, program: Callable[..., Any], point: Point) -> Table:
+        """Every dataset's law at ``point``; for a universe declared symmetric, the declaration is
+        checked first (every ordering of each multiset has the same law), or refused."""
         key = (id(spec), program, point, self.options.precision)
         if key not in self._tables:
-            guard(spec, program, point, self.options)
+            token = LEAF_BUDGET.set(min(MAX_LEAVES, self.options.max_work))
+            before = global_state()
+            try:
+                guard(spec, program, point, self.options)
+                datasets, _, _ = self.datasets(spec)
+                table = all_distributions(program, datasets, params(point), self.options.precision,
+                                          self.progress)
+                if spec.universe.symmetric:
+                    self._symmetric(spec, program, point, table.windows)
+                if global_state() != before:
+                    code = getattr(program, "__code__", None)
+                    raise state_changed((code.co_filename, code.co_firstlineno) if code else (None, None))
+                self._tables[key] = table
+            except SpecError as err:
+                self._tables[key] = err  # the same refusal for every claim at this point, computed once
+            finally:
+                LEAF_BUDGET.reset(token)
+        found = self._tables[key]
+        if isinstance(found, SpecError):
+            raise found
+        return found
+
+    def _symmetric(self, spec: Spec, program: Callable[..., Any], point: Point, windows: dict) -> None:
+        """Check symmetric=True for ``program`` at ``point`` (once).  A program with a ``mechanism``
+        attribute that is the spec's mechanism is a post-processing of it (a prediction at a query
+        point): symmetric when the mechanism is, so the mechanism is checked instead."""
+        if getattr(program, "mechanism", None) is spec.mechanism:
+            program = spec.mechanism
+        values = keywords(program, params(point), skip=1)  # the law depends on these only
+        key = (program, tuple(sorted(values.items())))
+        done = self.memo.setdefault(("symmetric", id(spec)), set())
+        if key not in done:
             datasets, _, _ = self.datasets(spec)
-            self._tables[key] = all_distributions(program, datasets, params(point),
-                                                  self.options.precision, self.progress)
-        return self._tables[key]
+            check_symmetric(program, spec.universe, datasets, values, windows)
+            done.add(key)
 
     def discrete_table(self, spec: Spec, program: Callable[..., Any], point: Point, kind: str) -> Table:
         """:meth:`table`, for claims that need output probabilities (not densities of released values)."""
@@ -80,11 +117,13 @@ def params(point: Point) -> dict[str, Any]:
 def guard(spec: Spec, program: Callable[..., Any], point: Point, options: Options) -> None:
     """Refuse, before enumerating, a universe whose work exceeds ``options.max_work``.
 
-    Work is estimated as (datasets + neighbouring pairs) x outputs, with the
-    number of outputs read off the law of one largest dataset.
+    Work is estimated as (datasets + neighbouring pairs + orderings) x outputs,
+    with the number of outputs read off the law of one largest dataset; the
+    orderings are the sequences run to check a ``symmetric=True`` declaration.
     """
     size = estimate(spec.universe)
-    work = size.datasets + size.pairs
+    order_work = orderings(spec.universe)
+    work = size.datasets + size.pairs + order_work
     if work <= options.max_work:
         largest = (spec.universe.records[0],) * spec.universe.sizes[-1]
         law = distribution(program, largest, params(point), IntervalBackend(15))
@@ -92,8 +131,9 @@ def guard(spec: Spec, program: Callable[..., Any], point: Point, options: Option
     if work > options.max_work:
         raise EnumerationTooLarge(
             f"the universe of spec {spec.name!r} ({spec.universe.describe()}) needs about {work:.3g} "
-            f"units of work ({size.datasets:,} datasets, {size.pairs:,} neighbouring pairs), above the "
-            f"limit of {options.max_work:,}",
+            f"units of work ({size.datasets:,} datasets, {size.pairs:,} neighbouring pairs"
+            + (f", {order_work:,} orderings to check symmetric=True" if order_work else "")
+            + f"), above the limit of {options.max_work:,}",
             "use fewer records or a smaller n, declare symmetric=True if the mechanism ignores record "
             "order, or raise the limit with --max-work")
 

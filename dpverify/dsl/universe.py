@@ -9,9 +9,11 @@ label-only give different guarantees, so the spec must say which one it means.
 from __future__ import annotations
 
 import enum
+import os
+import sys
 from collections.abc import Callable, Hashable, Iterable
-from dataclasses import dataclass
-from typing import Any, Union
+from dataclasses import dataclass, field
+from typing import Any, Optional, Union
 
 from ..errors import SpecError
 
@@ -42,6 +44,8 @@ class Universe:
     sizes: tuple[int, ...]
     neighbours: Relation
     symmetric: bool
+    origin: Optional[tuple[str, int]] = field(default=None, compare=False)
+    """Where the spec declared the universe (file, line), for errors found later."""
 
     @property
     def relation_name(self) -> str:
@@ -82,9 +86,16 @@ def universe(records: Iterable[Hashable], n: int | Iterable[int], *,
     """Declare a finite universe of datasets.
 
     ``records`` is the finite record domain, ``n`` one dataset size or a range
-    of sizes, ``neighbours`` a :class:`Neighbours` member or a symmetric
-    function ``(x, x_prime) -> bool``.  ``symmetric=True`` states that the
-    mechanism ignores record order, so the engine enumerates multisets.
+    of sizes, ``neighbours`` a :class:`Neighbours` member or a function
+    ``(x, x_prime) -> bool`` on two datasets (tuples of records) that returns
+    True or False.  DP compares both directions, so a custom relation is closed
+    under symmetry: x and x' are neighbours when ``rel(x, x')`` or
+    ``rel(x_prime, x)`` (a one-directional "x' is x minus a record" works).  A
+    universe in which no two datasets are neighbours is an error.
+    ``symmetric=True`` states that the mechanism ignores record order, so the
+    engine enumerates multisets; the checks verify the statement (every
+    ordering of each multiset must give the same law, exactly) before relying
+    on it.
 
     >>> universe([0, 1], n=2, neighbours=REPLACE_ONE).describe()
     '2 records, n=2, replace-one, sequences'
@@ -111,7 +122,34 @@ def universe(records: Iterable[Hashable], n: int | Iterable[int], *,
         if not all(isinstance(r, tuple) and len(r) == 2 for r in records):
             raise SpecError("label-only neighbours need records (x, y)",
                             "build the records with dp.labelled(xs, labels)")
-    return Universe(records, sizes, neighbours, bool(symmetric))
+    if isinstance(neighbours, Neighbours) and not _has_pairs(records, sizes, neighbours):
+        raise SpecError(f"no two datasets of {len(records)} record(s) with n={n!r} are {neighbours.value} "
+                        "neighbours, so a claim over the pairs would hold without saying anything",
+                        "give at least two records (for label-only: two labels of one x) and a size n >= 1")
+    return Universe(records, sizes, neighbours, bool(symmetric), _caller())
+
+
+def _has_pairs(records: tuple, sizes: tuple[int, ...], relation: Neighbours) -> bool:
+    """Whether a built-in relation relates any two datasets of the universe."""
+    if relation is Neighbours.ADD_REMOVE:
+        return True  # checked above: two consecutive sizes
+    if sizes[-1] < 1:
+        return False
+    if relation is Neighbours.LABEL_ONLY:
+        xs = [x for x, _ in records]
+        return len(set(xs)) < len(xs)
+    return len(records) > 1
+
+
+def _caller() -> Optional[tuple[str, int]]:
+    """The first frame outside dpverify: where the spec declared the universe."""
+    package = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    frame = sys._getframe(1)
+    while frame is not None:
+        if not os.path.abspath(frame.f_code.co_filename).startswith(package + os.sep):
+            return frame.f_code.co_filename, frame.f_lineno
+        frame = frame.f_back
+    return None
 
 
 def linf_one(x: tuple, x_prime: tuple) -> bool:

@@ -3,18 +3,22 @@
 Datasets are tuples of records.  For a mechanism declared symmetric they are
 multisets, represented as tuples sorted by the records' order in the universe.
 Pairs come back unordered (i < j) as two integer arrays; the privacy loss is
-evaluated in both directions.  :func:`estimate` counts datasets and pairs with
+evaluated in both directions.  A user relation is closed under symmetry (x, x'
+are neighbours when rel(x, x') or rel(x', x)), and one that relates no pair is
+an error: a claim over no pairs would hold vacuously.  :func:`estimate` counts datasets and pairs with
 formulas, so a universe too large to enumerate is refused before any work.
 """
 from __future__ import annotations
 
 import itertools
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
 
 from ..dsl.universe import Neighbours, Universe
+from ..errors import SpecError, line_in
 
 
 @dataclass(frozen=True)
@@ -63,7 +67,22 @@ def enumerate_datasets(universe: Universe) -> list[tuple]:
 
 
 def neighbour_pairs(universe: Universe, datasets: list[tuple]) -> tuple[np.ndarray, np.ndarray]:
-    """Unordered neighbouring pairs (i < j) as index arrays into ``datasets``."""
+    """Unordered neighbouring pairs (i < j) as index arrays into ``datasets`` (see :func:`require_pairs`)."""
+    return _pairs(universe, datasets)
+
+
+def require_pairs(universe: Universe, left: np.ndarray) -> None:
+    """Refuse a universe without a neighbouring pair: every claim over its pairs would hold vacuously."""
+    if len(left) == 0:
+        file, line = universe.origin or (None, None)
+        raise SpecError(f"the universe ({universe.describe()}) has no pair of neighbouring datasets, "
+                        "so a claim over its pairs would hold without saying anything",
+                        "check the neighbour relation (a custom one gets two datasets, tuples of records, "
+                        "and is closed under swapping them), the records and the sizes n",
+                        file=file, line=line)
+
+
+def _pairs(universe: Universe, datasets: list[tuple]) -> tuple[np.ndarray, np.ndarray]:
     if universe.neighbours is Neighbours.REPLACE_ONE and not universe.symmetric:
         return _replace_one_sequences(universe)
     index = {d: i for i, d in enumerate(datasets)}
@@ -72,9 +91,7 @@ def neighbour_pairs(universe: Universe, datasets: list[tuple]) -> tuple[np.ndarr
     rel = universe.neighbours
     pairs: set[tuple[int, int]] = set()
     if callable(rel) and not isinstance(rel, Neighbours):
-        for i, j in itertools.combinations(range(len(datasets)), 2):
-            if rel(datasets[i], datasets[j]):
-                pairs.add((i, j))
+        pairs = _custom_pairs(rel, datasets)
     else:
         alternatives = _alternatives(universe)
         for i, data in enumerate(datasets):
@@ -91,6 +108,36 @@ def neighbour_pairs(universe: Universe, datasets: list[tuple]) -> tuple[np.ndarr
         return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
     arr = np.array(sorted(pairs), dtype=np.int64)
     return arr[:, 0], arr[:, 1]
+
+
+def _custom_pairs(rel: Callable[[tuple, tuple], bool], datasets: list[tuple]) -> set[tuple[int, int]]:
+    """Pairs (i < j) with rel(x, x') or rel(x', x): a user relation is closed under symmetry,
+    since DP compares both directions; every answer must be a bool (True or False)."""
+    pairs: set[tuple[int, int]] = set()
+    for i, j in itertools.combinations(range(len(datasets)), 2):
+        if _related(rel, datasets[i], datasets[j]) or _related(rel, datasets[j], datasets[i]):
+            pairs.add((i, j))
+    return pairs
+
+
+def _related(rel: Callable[[tuple, tuple], bool], x: tuple, x_prime: tuple) -> bool:
+    code = getattr(rel, "__code__", None)
+    file = code.co_filename if code else None
+    name = getattr(rel, "__name__", "function")
+    try:
+        answer = rel(x, x_prime)
+    except Exception as exc:
+        raise SpecError(f"the neighbour relation {name} raised {type(exc).__name__}: {exc} "
+                        f"on ({x!r}, {x_prime!r})",
+                        "make the relation return True or False for every two datasets of the universe",
+                        file=file, line=(line_in(exc.__traceback__, file) if file else None)
+                        or (code.co_firstlineno if code else None)) from None
+    if type(answer) is not bool:
+        raise SpecError(f"the neighbour relation {name} returned {answer!r} (a {type(answer).__name__}) "
+                        f"on ({x!r}, {x_prime!r}); it must return True or False",
+                        "return a bool, e.g. `return bool(...)` around the test",
+                        file=file, line=code.co_firstlineno if code else None)
+    return answer
 
 
 def _replace_one_sequences(universe: Universe) -> tuple[np.ndarray, np.ndarray]:

@@ -15,10 +15,13 @@ state -- which is the contract for mechanism programs.
 from __future__ import annotations
 
 import contextvars
+import math
+import random
 from collections.abc import Callable, Hashable
 from typing import Any, Optional
 
 from ..errors import EnumerationTooLarge, SpecError
+from . import contract  # importing it installs the guards, before any spec file is imported
 from .backend import Backend
 from .parameter import ParameterBranch, program_value
 from .tails import engine_keys
@@ -30,6 +33,14 @@ MAX_DRAWS_PER_RUN = 10_000
 """More draws than this in one run of a program means an unbounded loop: refused."""
 MAX_LEAVES = 2_000_000
 """More branches than this for one dataset is refused before it exhausts memory or time."""
+PROBES = 8
+"""Random paths (fixed seed) that estimate the branch count when the first path suggests too many."""
+
+LEAF_BUDGET: contextvars.ContextVar[int] = contextvars.ContextVar("dpverify_leaf_budget", default=MAX_LEAVES)
+"""Branches allowed on one dataset (the checks tie it to --max-work)."""
+TRACE: contextvars.ContextVar[Optional[list]] = contextvars.ContextVar("dpverify_trace", default=None)
+"""When a list: each execution appends (the branch lists along its path, its output, whether it
+used continuous noise) -- a certificate that two inputs have the same law (see :mod:`.symmetry`)."""
 
 _ACTIVE: contextvars.ContextVar[Optional["Runner"]] = contextvars.ContextVar("dpverify_runner", default=None)
 
@@ -114,6 +125,8 @@ class Runner:
         self._branches: dict[tuple, list] = {}
         self._depth = 0
         self._weight: Any = None
+        self._probe: Optional[random.Random] = None  # set while estimating the branch count
+        self._trail: Optional[list] = None  # the branch lists along the current path, when tracing
         self.noise: Any = None  # the run's continuous noise (see .noise), created on first use
 
     def draw(self, make: Callable[[], Any]) -> Any:
@@ -140,11 +153,13 @@ class Runner:
         if depth < len(self._path):
             index = self._path[depth]
         else:
-            index = 0
-            self._path.append(0)
+            index = 0 if self._probe is None else self._probe.randrange(len(branches))
+            self._path.append(index)
             self._sizes.append(len(branches))
         value, weight = branches[index]
         self._weight = weight if self._weight is None else self._weight * weight
+        if self._trail is not None:
+            self._trail.append(branches)
         return value
 
     def distribution(self, program: Callable[[], Any]) -> Distribution:
@@ -152,17 +167,28 @@ class Runner:
         result: Distribution = {}
         token = _ACTIVE.set(self)
         leaves = 0
+        budget = LEAF_BUDGET.get()
+        ticket = contract.WATCHDOG.watch()
+        trace = TRACE.get()
         try:
             while True:
                 leaves += 1
-                if leaves > MAX_LEAVES:
+                if leaves > budget:
                     raise EnumerationTooLarge(
-                        f"the program has more than {MAX_LEAVES:,} branches on one dataset",
-                        "draw fewer values, or merge equal outcomes with dp.categorical")
+                        f"the program has more than {budget:,} branches on one dataset",
+                        "draw fewer values, or merge equal outcomes with dp.categorical; the limit is "
+                        "tied to --max-work")
                 self._depth = 0
                 self._weight = None
                 self.noise = None
-                output = program()
+                ticket.leaves = leaves
+                if trace is not None:
+                    self._trail = []
+                output = self._execute(program)
+                if trace is not None:
+                    trace.append((tuple(self._trail), output, self.noise is not None))
+                if leaves == 1:
+                    self._refuse_if_too_many(program, budget)
                 if self._depth < len(self._path):
                     raise SpecError("the program made different random choices on a replay",
                                     "mechanisms must be deterministic given their draws: no global "
@@ -174,14 +200,59 @@ class Runner:
                         output, weight = self.noise.finish(output, weight, self.session)
                         if not hasattr(weight, "terms") and self.backend.is_zero(weight):
                             if not self._advance():
-                                return result
+                                break
                             continue
                     self.session.register(output)
                     result[output] = result[output] + weight if output in result else weight
                 if not self._advance():
-                    return result
+                    break
         finally:
+            contract.WATCHDOG.release(ticket)
             _ACTIVE.reset(token)
+        return result
+
+    def _execute(self, program: Callable[[], Any]) -> Any:
+        """One execution of the program under the mechanism contract: outside randomness, exits and
+        runaway executions (the watchdog's far wall-clock limit) become SpecErrors."""
+        token, violations = contract.enter()
+        try:
+            output = program()
+        except (Exception, KeyboardInterrupt):
+            raise
+        except BaseException as exc:  # SystemExit, GeneratorExit, the watchdog's WallClockLimit...
+            raise contract.escaped(exc) from None
+        finally:
+            contract.leave(token)
+        if violations:  # the program caught the refusal and went on
+            raise violations[0]
+        return output
+
+    def _refuse_if_too_many(self, program: Callable[[], Any], budget: int) -> None:
+        """Knuth's estimate of the branch count (the product of the branch counts along a path),
+        checked before enumerating: when the first path and every one of PROBES random paths
+        (fixed seed) each estimate more than ``budget`` branches, refuse at once."""
+        first = math.prod(self._sizes)
+        if first <= budget:
+            return
+        saved = self._path, self._sizes, self._depth, self._weight, self.noise
+        estimates = [first]
+        self._probe = random.Random(0)
+        try:
+            for _ in range(PROBES):
+                self._path, self._sizes = [], []
+                self._depth, self._weight, self.noise = 0, None, None
+                self._execute(program)
+                estimates.append(math.prod(self._sizes))
+                if estimates[-1] <= budget:
+                    return
+        finally:
+            self._probe = None
+            self._path, self._sizes, self._depth, self._weight, self.noise = saved
+        raise EnumerationTooLarge(
+            f"the program has about {min(estimates):.3g} branches on one dataset (estimated from the "
+            f"branch counts along {len(estimates)} paths, before enumerating), above the limit of {budget:,}",
+            "draw fewer values (each draw multiplies the branches), merge equal outcomes with "
+            "dp.categorical, or use a smaller universe; the limit is tied to --max-work")
 
     def _advance(self) -> bool:
         while self._path:
