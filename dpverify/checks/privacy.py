@@ -22,13 +22,14 @@ from ..dsl.claims import Claim, Private
 from ..dsl.params import Point, point_label, substitute
 from ..dsl.spec import Spec
 from ..engine.backend import IntervalBackend, SympyBackend, exact_sign
-from ..engine.loss import Cell, LossTable, hockey_stick_pair
+from ..engine.loss import Cell, LossTable
 from ..engine.reading import distribution
 from .density_cells import has_densities
 from .privacy_density import check_density
 from .privacy_density_proof import prove_density
 from .privacy_proof import Proof, prove_private
 from .result import PointResult, Status, Witness
+from .witness import CONFIRM_DIGITS, number, positive
 from .workspace import Workspace, decimal, params
 
 
@@ -148,7 +149,9 @@ def _exact_excess(program: Any, point: Point, eps: sympy.Expr, cell: Cell, table
 
 def _refute(program: Any, point: Point, eps: sympy.Expr, cell: Optional[Cell], table: Any,
             result: PointResult, exact: bool = False) -> PointResult:
-    """Confirm a violating cell by recomputing both laws afresh at twice the precision."""
+    """Confirm a violating cell independently: both laws recomputed afresh at twice the precision
+    (``exact``: the cell was decided by exact sympy, and is confirmed in that reading instead).
+    The witness prints the numbers that were compared, each pinned down by the recomputation."""
     if cell is None:
         result.message = "no witness cell was found for a violation (internal inconsistency)"
         return result
@@ -156,43 +159,80 @@ def _refute(program: Any, point: Point, eps: sympy.Expr, cell: Optional[Cell], t
     backend = IntervalBackend(dps)
     law = distribution(program, cell.x, params(point), backend, table.windows)
     law_prime = distribution(program, cell.x_prime, params(point), backend, table.windows)
+    if exact:
+        return _refute_exactly(program, point, eps, cell, table, result, (law, law_prime))
     p, q = law.get(cell.output), law_prime.get(cell.output)
     e_eps = backend.exp(eps)
     if p is None:
         result.message = f"the witness did not survive recomputation at {dps} digits (P(o|X) = 0)"
         return result
-    if q is None:
-        confirmed, ratio = p.a > 0, "inf"
-    else:
-        confirmed = (p - e_eps * q).a > 0 or exact
-        ratio = decimal(p / q)
-    if not confirmed:
+    if not (p.a > 0 if q is None else (p - e_eps * q).a > 0):
         result.message = f"a violation found at {table.backend.dps} digits was not confirmed at {dps} digits"
         return result
+    shown = [number(p), number(q) if q is not None else decimal(0),
+             "inf" if q is None else number(p / q, probability=False)]
+    if None in shown:
+        result.message = (f"a violation at X={cell.x!r}, X'={cell.x_prime!r}, o={cell.output!r} was confirmed at "
+                          f"{dps} digits, but its probabilities are not pinned down there (intervals too wide "
+                          "to print as a witness)")
+        return result
+    return _refuted(result, cell, law, law_prime, shown, decimal(e_eps), f"confirmed at {dps} digits")
+
+
+def _refute_exactly(program: Any, point: Point, eps: sympy.Expr, cell: Cell, table: Any, result: PointResult,
+                    laws: tuple[dict, dict]) -> PointResult:
+    """A cell the intervals could not separate from e^eps and exact sympy found above it: confirmed by
+    a strict evaluation of the exact difference at CONFIRM_DIGITS digits, printed from the exact laws."""
+    exact = [distribution(program, data, params(point), SympyBackend(), table.windows)
+             for data in (cell.x, cell.x_prime)]
+    p, q = exact[0].get(cell.output), exact[1].get(cell.output, sympy.Integer(0))
+    if p is None or not positive(p - sympy.exp(eps) * q):
+        result.message = (f"a violation decided exactly at X={cell.x!r}, X'={cell.x_prime!r}, o={cell.output!r} "
+                          f"was not confirmed by a strict {CONFIRM_DIGITS}-digit evaluation")
+        return result
+    shown = [number(p), number(q), "inf" if q == 0 else number(p / q, probability=False)]
+    if None in shown:
+        result.message = (f"a violation decided exactly at X={cell.x!r}, X'={cell.x_prime!r}, o={cell.output!r} "
+                          "has probabilities sympy cannot evaluate to certified digits")
+        return result
+    excess = number(p - sympy.exp(eps) * q, probability=False)
+    return _refuted(result, cell, *laws, shown, number(sympy.exp(eps), probability=False),
+                    f"the certified intervals cannot separate the ratio from e^eps; decided exactly by sympy "
+                    f"(P(o|X) - e^eps P(o|X') = {excess} > 0, confirmed by a strict {CONFIRM_DIGITS}-digit "
+                    "evaluation)")
+
+
+def _refuted(result: PointResult, cell: Cell, law: dict, law_prime: dict, shown: list, bound: Optional[str],
+             how: str) -> PointResult:
+    p, q, ratio = shown
     result.status = Status.REFUTED
-    result.witness = Witness(cell.x, cell.x_prime, cell.output, decimal(p),
-                             decimal(q) if q is not None else decimal(0), ratio)
+    result.witness = Witness(cell.x, cell.x_prime, cell.output, p, q, ratio)
     result.figures["witness_laws"] = side_by_side(law, law_prime)
-    bound = decimal(e_eps)
-    result.message = (f"X={cell.x!r} and X'={cell.x_prime!r} are neighbours; P(o={cell.output!r}|X) = "
-                      f"{decimal(p)} and P(o|X') = {decimal(q) if q is not None else '0'}, ratio {ratio} > "
-                      f"e^eps = {bound}; confirmed at {dps} digits")
+    result.message = (f"X={cell.x!r} and X'={cell.x_prime!r} are neighbours; P(o={cell.output!r}|X) = {p} and "
+                      f"P(o|X') = {q}, ratio {ratio} > e^eps = {bound}; {how}")
     return result
 
 
 def side_by_side(law: dict, law_prime: dict) -> dict[str, list]:
-    """A figure: the witness pair's two output laws over the union of their outputs."""
+    """A figure: the witness pair's two output laws over the union of their outputs (an interval
+    too wide to print as a number is shown as its two ends)."""
     outputs = sorted(set(law) | set(law_prime), key=repr)
     return {"outputs": [repr(o) for o in outputs],
-            "p": [decimal(law[o]) if o in law else "0" for o in outputs],
-            "p_prime": [decimal(law_prime[o]) if o in law_prime else "0" for o in outputs]}
+            "p": [_shown(law[o]) if o in law else "0" for o in outputs],
+            "p_prime": [_shown(law_prime[o]) if o in law_prime else "0" for o in outputs]}
+
+
+def _shown(value: Any) -> str:
+    return number(value) or f"[{decimal(value.a)}, {decimal(value.b)}]"
 
 
 def _approximate(program: Any, point: Point, eps: sympy.Expr, delta: sympy.Expr, table: Any,
                  losses: LossTable, result: PointResult, scope: str) -> PointResult:
+    """(eps, delta): every pair whose divergence the intervals cannot put below delta is decided --
+    refuted when certified above (and confirmed afresh), else exactly by sympy."""
     backend = table.backend
     eps_iv, delta_iv = backend.num(eps), backend.num(delta)
-    achieved, pair = losses.hockey_stick(eps_iv)
+    achieved, _ = losses.hockey_stick(eps_iv)
     result.achieved_delta = decimal(achieved)
     result.achieved_epsilon = _smallest_epsilon(losses, delta_iv)
     result.method = "exact enumeration, hockey-stick divergence, certified intervals"
@@ -200,38 +240,104 @@ def _approximate(program: Any, point: Point, eps: sympy.Expr, delta: sympy.Expr,
         result.status = Status.VERIFIED
         result.message = f"holds on all {scope}; achieved delta at the claimed epsilon {result.achieved_delta}"
         return result
-    if pair is None:
-        result.message = "no pair to test"
-        return result
-    x, x_prime = pair
-    if achieved.a <= delta_iv.b:  # straddles: decide this pair exactly
-        law = distribution(program, x, params(point), SympyBackend(), table.windows)
-        law_prime = distribution(program, x_prime, params(point), SympyBackend(), table.windows)
-        excess = sum((sympy.Max(0, p - sympy.exp(eps) * law_prime.get(o, 0)) for o, p in law.items()),
-                     sympy.Integer(0)) - delta
-        sign = exact_sign(excess)
-        if sign is None or sign <= 0:
-            result.status = Status.VERIFIED if sign is not None else Status.UNKNOWN
-            result.message = (f"holds on all {scope} (tight, decided by sympy)" if sign is not None
-                              else f"cannot decide the hockey-stick divergence of X={x!r}, X'={x_prime!r}")
+    reaching = losses.pairs_reaching(eps_iv, delta_iv)
+    above = [pair for value, pair in reaching if value.a > delta_iv.b]
+    for pair in above:
+        refuted = _refute_delta(program, point, eps, delta, pair, table, result)
+        if refuted.status == Status.REFUTED:
+            return refuted
+    if above:
+        return refuted  # certified above delta, but not confirmed afresh: its reason is the message
+    exact_laws: dict = {}
+    for _, pair in reaching:  # every one straddles delta: decide each exactly
+        decided = _exact_divergence(program, point, eps, pair, table, exact_laws)
+        if isinstance(decided, str):
+            result.message = decided
             return result
-    dps = 2 * backend.dps
+        event, p_event, q_event = decided
+        sign = exact_sign(p_event - sympy.exp(eps) * q_event - delta)
+        if sign is None:
+            result.message = (f"cannot decide whether the hockey-stick divergence of X={pair[0]!r}, "
+                              f"X'={pair[1]!r} exceeds delta: intervals overlap and sympy cannot decide")
+            return result
+        if sign > 0:
+            return _refute_delta_exactly(pair, event, p_event, q_event, eps, delta, result)
+    result.status = Status.VERIFIED
+    result.method += "; exact sympy for ties"
+    result.message = (f"holds on all {scope}; achieved delta at the claimed epsilon {result.achieved_delta}"
+                      + (f" (tight: {len(reaching)} pairs reach delta, decided exactly by sympy)" if reaching else ""))
+    return result
+
+
+def _exact_divergence(program: Any, point: Point, eps: sympy.Expr, pair: tuple, table: Any,
+                      cache: dict) -> Any:
+    """(S, P(S|X), P(S|X')) in exact sympy for S = {o : P(o|X) > e^eps P(o|X')} (so the divergence is
+    P(S|X) - e^eps P(S|X')), or the reason it cannot be decided."""
+    for data in pair:
+        if data not in cache:
+            cache[data] = distribution(program, data, params(point), SympyBackend(), table.windows)
+    law, law_prime = cache[pair[0]], cache[pair[1]]
+    event, p_event, q_event = [], sympy.Integer(0), sympy.Integer(0)
+    for o, p in law.items():
+        q = law_prime.get(o, sympy.Integer(0))
+        sign = exact_sign(p - sympy.exp(eps) * q)
+        if sign is None:
+            return (f"cannot decide whether P(o|X) > e^eps P(o|X') for X={pair[0]!r}, X'={pair[1]!r}, o={o!r} "
+                    "(an output of the hockey-stick divergence): intervals overlap and sympy cannot decide")
+        if sign > 0:
+            event.append(o)
+            p_event, q_event = p_event + p, q_event + q
+    return sorted(event, key=repr), p_event, q_event
+
+
+def _refute_delta(program: Any, point: Point, eps: sympy.Expr, delta: sympy.Expr, pair: tuple, table: Any,
+                  result: PointResult) -> PointResult:
+    """A pair certified above delta, confirmed afresh at twice the precision on the event it prints."""
+    dps = 2 * table.backend.dps
     fresh = IntervalBackend(dps)
+    x, x_prime = pair
     law = distribution(program, x, params(point), fresh, table.windows)
     law_prime = distribution(program, x_prime, params(point), fresh, table.windows)
     e_eps = fresh.exp(eps)
-    value = hockey_stick_pair(fresh.ctx, law, law_prime, e_eps)
-    if not value.a > fresh.num(delta).b and achieved.a > delta_iv.b:
-        result.message = f"a violation found at {backend.dps} digits was not confirmed at {dps} digits"
-        return result
     event = sorted((o for o, p in law.items() if o not in law_prime or (p - e_eps * law_prime[o]).a > 0), key=repr)
     p_event = sum((law[o] for o in event), fresh.ctx.mpf(0))
     q_event = sum((law_prime[o] for o in event if o in law_prime), fresh.ctx.mpf(0))
-    result.status = Status.REFUTED
-    result.witness = Witness(x, x_prime, event, decimal(p_event), decimal(q_event))
+    excess = p_event - e_eps * q_event
+    if not excess.a > fresh.num(delta).b:
+        result.message = (f"a violation of delta found at {table.backend.dps} digits (X={x!r}, X'={x_prime!r}) "
+                          f"was not confirmed at {dps} digits")
+        return result
+    shown = [number(p_event), number(q_event), number(excess)]
+    if None in shown:
+        result.message = (f"a violation of delta (X={x!r}, X'={x_prime!r}) was confirmed at {dps} digits, but "
+                          "its probabilities are not pinned down there (intervals too wide to print as a witness)")
+        return result
     result.figures["witness_laws"] = side_by_side(law, law_prime)
-    result.message = (f"X={x!r} and X'={x_prime!r}: P(S|X) - e^eps P(S|X') = {decimal(value)} > delta = "
-                      f"{decimal(delta)} for the event S = {event!r}; confirmed at {dps} digits")
+    return _refuted_delta(result, pair, event, shown, decimal(delta), f"confirmed at {dps} digits")
+
+
+def _refute_delta_exactly(pair: tuple, event: list, p_event: sympy.Expr, q_event: sympy.Expr, eps: sympy.Expr,
+                          delta: sympy.Expr, result: PointResult) -> PointResult:
+    """A pair straddling delta in intervals and found above it by exact sympy: confirmed by a strict
+    evaluation of the exact excess, printed from the exact laws."""
+    excess = p_event - sympy.exp(eps) * q_event - delta
+    shown = [number(p_event), number(q_event), number(p_event - sympy.exp(eps) * q_event)]
+    if not positive(excess) or None in shown:
+        result.message = (f"a violation of delta decided exactly (X={pair[0]!r}, X'={pair[1]!r}) was not "
+                          f"confirmed by a strict {CONFIRM_DIGITS}-digit evaluation")
+        return result
+    return _refuted_delta(result, pair, event, shown, decimal(delta),
+                          f"the certified intervals cannot separate it from delta; decided exactly by sympy (the "
+                          f"excess over delta is {number(excess, probability=False)}, confirmed by a strict "
+                          f"{CONFIRM_DIGITS}-digit evaluation)")
+
+
+def _refuted_delta(result: PointResult, pair: tuple, event: list, shown: list, delta: str, how: str) -> PointResult:
+    p, q, value = shown
+    result.status = Status.REFUTED
+    result.witness = Witness(pair[0], pair[1], event, p, q)
+    result.message = (f"X={pair[0]!r} and X'={pair[1]!r}: for the event S = {event!r}, P(S|X) = {p}, "
+                      f"P(S|X') = {q}, P(S|X) - e^eps P(S|X') = {value} > delta = {delta}; {how}")
     return result
 
 

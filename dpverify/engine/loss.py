@@ -180,6 +180,33 @@ class LossTable:
         best = ctx.mpf([max(v.a for v, _ in found), max(v.b for v, _ in found)])
         return best, (self.table.datasets[i], self.table.datasets[j])
 
+    def pairs_reaching(self, eps: Any, value: Any) -> list[tuple[Any, tuple[tuple, tuple]]]:
+        """Every ordered pair whose divergence at ``eps`` could be >= ``value`` (an mpmath number):
+        (certified divergence interval, (X, X')), largest first.
+
+        Unlike :meth:`hockey_stick` (the maximum and one pair attaining it) this lists
+        every pair a verdict against ``value`` depends on: two pairs may both straddle it.
+        Floats only rule pairs out, with the same rounding slack as :meth:`hockey_stick`.
+        """
+        e_eps = self.ctx.exp(eps)
+        e_lo = _down(float(e_eps.a))
+        slack = len(self.outputs) * 2.0 ** -48 * max(1.0, _up(float(e_eps.b))) + 1e-300
+        value = self.ctx.mpf(value)
+        threshold = _down(float(value.a))
+        step = max(1, _CHUNK // max(1, len(self.outputs)))
+        found = []
+        for start in range(0, len(self.a), step):
+            idx = np.arange(start, min(start + step, len(self.a)))
+            a, b = self.a[idx], self.b[idx]
+            hi = np.maximum(0.0, self.p_hi[a] - _scaled(e_lo, self.p_lo[b])).sum(axis=1) + slack
+            for k in idx[~(hi < threshold)].tolist():
+                a_k, b_k = int(self.a[k]), int(self.b[k])
+                i, j = self.representative[(a_k, b_k)]
+                divergence = self._divergence(a_k, b_k, e_eps)
+                if not divergence.b < value.a:
+                    found.append((divergence, (self.table.datasets[i], self.table.datasets[j])))
+        return sorted(found, key=lambda item: item[0].b, reverse=True)
+
     def _divergence(self, a: int, b: int, e_eps: Any) -> Any:
         return hockey_stick_pair(self.ctx, self.table.laws[a], self.table.laws[b], e_eps)
 

@@ -1,0 +1,62 @@
+"""The numbers a witness prints: certified, and what they say they are.
+
+A refutation prints probabilities (or densities, labelled so) that a reader
+checks by hand.  Each number comes from a recomputation independent of the
+pass that found the violation -- fresh intervals at a higher precision, or the
+exact sympy reading where a tie was decided exactly -- and is printed only when
+that recomputation pins it down: an interval narrower than ``RELATIVE_WIDTH``
+of its size (and, for a probability, inside [0, 1]), or an exact number that
+sympy evaluates with certified digits.  Anything else is not a witness: the
+check then says ``unknown`` with the reason, never ``refuted``.
+"""
+from __future__ import annotations
+
+from typing import Any, Optional
+
+import mpmath
+import sympy
+
+from .workspace import DIGITS, decimal
+
+RELATIVE_WIDTH = 10 ** -(DIGITS - 5)
+"""An interval is printed only when its width is below this fraction of its magnitude."""
+
+CONFIRM_DIGITS = 120
+"""Digits of the strict evaluation that confirms the sign an exact decision found."""
+
+
+def number(value: Any, *, probability: bool = True) -> Optional[str]:
+    """``value`` (an mpmath interval or an exact sympy number) as a certified decimal, or None when
+    it is not pinned down (a wide interval, a probability outside [0, 1], an evaluation sympy
+    cannot certify)."""
+    if isinstance(value, (int, sympy.Basic)):
+        return _exact(sympy.sympify(value), probability)
+    a, b = (mpmath.mp.make_mpf(end) for end in value._mpi_)  # the exact ends, as plain numbers
+    if not (mpmath.isfinite(a) and mpmath.isfinite(b)) or (probability and (a > 1 or b < 0)):
+        return None
+    with mpmath.workdps(20):
+        if a == b or (b - a) <= RELATIVE_WIDTH * max(abs(a), abs(b)):
+            return decimal(value)
+    return None
+
+
+def _exact(value: sympy.Expr, probability: bool) -> Optional[str]:
+    if value.is_zero:
+        return decimal(sympy.Integer(0))
+    try:
+        approx = value.evalf(DIGITS + 5, strict=True)
+    except Exception:  # PrecisionExhausted and friends: not certified
+        return None
+    if not approx.is_Float or (probability and not 0 <= approx <= 1):
+        return None
+    return decimal(approx)
+
+
+def positive(value: sympy.Expr, digits: int = CONFIRM_DIGITS) -> bool:
+    """True only when a strict evaluation of the exact ``value`` at ``digits`` digits is certified
+    positive: the independent confirmation of a sign found exactly (zero or undecided: False)."""
+    try:
+        approx = sympy.sympify(value).evalf(digits, strict=True)
+    except Exception:  # PrecisionExhausted and friends: not confirmed
+        return False
+    return bool(approx.is_Float and approx > 0)

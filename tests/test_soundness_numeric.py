@@ -1,0 +1,135 @@
+"""Hostile specs for the numeric verdict paths: (eps, delta), witnesses, Gaussian releases, densities,
+probability / stability claims and the exact sign tests behind ties.
+
+Each test is a spec built to make a verdict lie: an excess of 10^-100 hidden behind a tie on another
+pair, a refutation whose "confirmation" never happened, a witness whose numbers are not probabilities,
+a release that leaks outside its noise.  Every one failed on the baseline (8b7f8b0).
+"""
+from __future__ import annotations
+
+from fractions import Fraction
+
+import mpmath
+import pytest
+import sympy
+
+import dpverify as dp
+from dpverify.checks.privacy_gaussian import phi
+from dpverify.engine.backend import IntervalBackend, exact_sign, is_exactly_zero
+
+from .helpers import lo_hi
+
+eps = dp.symbol("eps", positive=True)
+R = sympy.Rational
+TINY = R(1, 10 ** 100)
+ONE = dp.universe([0, 1], n=1, neighbours=dp.REPLACE_ONE)
+THREE = dp.universe([0, 1, 2], n=1, neighbours=dp.REPLACE_ONE)
+
+
+def only(spec: dp.Spec, proofs: bool = False):
+    [result] = dp.check(spec, proofs=proofs)
+    return result
+
+
+def probability(text: str) -> mpmath.mpf:
+    """A printed witness number, which must be a probability."""
+    with mpmath.workdps(60):
+        value = mpmath.mpf(text)
+    assert 0 <= value <= 1, text
+    return value
+
+
+# -- class 5: (eps, delta) with several pairs straddling delta --------------------------------------
+
+def _two_straddles(data, eps):
+    """Pairs (0, 1) and (0, 2) have divergence exactly 1/10 at eps = 1; pairs (2, 0), (2, 1) exceed it
+    by 10^-100, far below what 50-digit intervals separate."""
+    if data[0] == 0:
+        return dp.categorical({"a": Fraction(1, 10), "b": Fraction(9, 10)})
+    if data[0] == 1:
+        return dp.categorical({"b": 1})
+    return dp.categorical({"c": R(1, 10) + TINY, "b": R(9, 10) - TINY})
+
+
+def test_every_pair_straddling_delta_is_decided_exactly() -> None:
+    result = only(dp.spec(_two_straddles, universe=THREE, grid={eps: [1]},
+                          claims=[dp.private(eps, R(1, 10))]))
+    assert result.status.value == "refuted", result.message
+    assert result.witness.x == (2,)
+    assert "decided exactly" in result.message and "1.0" in result.message
+    probability(result.witness.p), probability(result.witness.p_prime)
+
+
+def test_a_tie_on_every_straddling_pair_is_verified() -> None:
+    result = only(dp.spec(_two_straddles, universe=THREE, grid={eps: [1]},
+                          claims=[dp.private(eps, R(1, 10) + TINY)]))
+    assert result.status.value == "verified", result.message
+    assert "tight" in result.message
+
+
+# -- class 7: witnesses --------------------------------------------------------------------------------
+
+def _above_by_tiny(data, eps):
+    """P(0|X) = e^eps P(0|X') (1 + 10^-120): a violation no 100-digit interval confirms."""
+    if data[0] == 0:
+        a = dp.exp(eps) / 10 * (1 + R(1, 10 ** 120))
+        return dp.categorical({0: a, 1: 1 - a})
+    return dp.categorical({0: Fraction(1, 10), 1: Fraction(9, 10)})
+
+
+def test_an_exact_refutation_does_not_claim_an_interval_confirmation() -> None:
+    result = only(dp.spec(_above_by_tiny, universe=ONE, grid={eps: [1]}, claims=[dp.private(eps)]))
+    assert result.status.value == "refuted", result.message
+    assert "confirmed at 100 digits" not in result.message
+    assert "decided exactly" in result.message
+    probability(result.witness.p), probability(result.witness.p_prime)
+
+
+def _cancelling(data, eps):
+    """A probability 1/2 written so that intervals cancel e^eps against e^eps."""
+    a = (dp.exp(eps) + 1 - dp.exp(eps)) / 2
+    if data[0] == 0:
+        return dp.categorical({0: a, 1: 1 - a})
+    return dp.categorical({0: Fraction(1, 4), 1: Fraction(3, 4)})
+
+
+@pytest.mark.parametrize("big", [2000, 10 ** 4])
+def test_a_huge_eps_witness_prints_probabilities(big) -> None:
+    result = only(dp.spec(_cancelling, universe=ONE, grid={eps: [big]}, claims=[dp.private(eps / (2 * big))]))
+    assert result.status.value == "refuted", result.message
+    assert probability(result.witness.p) == mpmath.mpf(1) / 2
+    assert probability(result.witness.p_prime) == mpmath.mpf(1) / 4
+
+
+# -- Gaussian releases ---------------------------------------------------------------------------------
+
+def _leaks_beside_the_noise(data, eps):
+    """The record itself, next to a Gaussian value centred at 0: delta = 1 whatever the noise."""
+    return (data[0], dp.gaussian(0, 1))
+
+
+def test_a_gaussian_release_that_leaks_outside_its_noise_is_refuted() -> None:
+    result = only(dp.spec(_leaks_beside_the_noise, universe=ONE, grid={eps: [1]},
+                          claims=[dp.private(eps, R(1, 10))]))
+    assert result.status.value == "refuted", result.message
+    assert (result.witness.p, result.witness.p_prime) == ("1", "0")
+
+
+@pytest.mark.parametrize("x", [Fraction(-40), Fraction(-301, 3), Fraction(-2000), Fraction(45)])
+def test_phi_far_in_the_tails_is_enclosed_and_quick(x) -> None:
+    ctx = IntervalBackend(50).ctx
+    lo, hi = lo_hi(phi(ctx, ctx.mpf(x.numerator) / x.denominator))
+    with mpmath.workdps(120):
+        expected = mpmath.ncdf(mpmath.mpf(x.numerator) / x.denominator)
+        assert lo <= expected <= hi
+        assert hi - lo <= mpmath.mpf(10) ** -40 * max(expected, 1 - expected)
+
+
+@pytest.mark.parametrize("sigma, big", [(Fraction(1, 2000), 1), (Fraction(1), 10 ** 4)])
+def test_gaussian_delta_with_a_tiny_sigma_or_a_huge_eps_is_decided(sigma, big) -> None:
+    def release(data, eps):
+        return dp.gaussian(data[0], sigma)
+    result = only(dp.spec(release, universe=ONE, grid={eps: [big]}, claims=[dp.private(eps, R(1, 10))]))
+    assert result.status.value == ("refuted" if sigma < 1 else "verified"), result.message
+    if result.witness is not None:
+        probability(result.witness.p), probability(result.witness.p_prime)
