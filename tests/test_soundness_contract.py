@@ -67,6 +67,8 @@ RELATIONS = {
     "returns a numpy bool": ("import numpy\ndef rel(x, x_prime):\n    return numpy.bool_(x != x_prime)\n",
                              "must return True or False"),
     "raises": ("def rel(x, x_prime):\n    return x[5] == x_prime[5]\n", "IndexError"),
+    "draws outside the primitives": ("import random\ndef rel(x, x_prime):\n    return random.random() < 0.5\n",
+                                     "outside dpverify's primitives"),
 }
 
 

@@ -19,6 +19,7 @@ import numpy as np
 
 from ..dsl.universe import Neighbours, Universe
 from ..errors import SpecError, line_in
+from . import contract
 
 
 @dataclass(frozen=True)
@@ -124,14 +125,21 @@ def _related(rel: Callable[[tuple, tuple], bool], x: tuple, x_prime: tuple) -> b
     code = getattr(rel, "__code__", None)
     file = code.co_filename if code else None
     name = getattr(rel, "__name__", "function")
+    token, violations = contract.enter()  # a relation is spec code: no outside randomness either
     try:
         answer = rel(x, x_prime)
+    except SpecError:
+        raise
     except Exception as exc:
         raise SpecError(f"the neighbour relation {name} raised {type(exc).__name__}: {exc} "
                         f"on ({x!r}, {x_prime!r})",
                         "make the relation return True or False for every two datasets of the universe",
                         file=file, line=(line_in(exc.__traceback__, file) if file else None)
                         or (code.co_firstlineno if code else None)) from None
+    finally:
+        contract.leave(token)
+    if violations:
+        raise violations[0]
     if type(answer) is not bool:
         raise SpecError(f"the neighbour relation {name} returned {answer!r} (a {type(answer).__name__}) "
                         f"on ({x!r}, {x_prime!r}); it must return True or False",
