@@ -260,3 +260,39 @@ def test_same_distribution_through_a_type_test_is_not_proved() -> None:
     spec = dp.spec(by_type, universe=BIT, grid={eps: [2]}, claims=[dp.same_distribution(rr)])
     [(status, message)] = verdicts(spec)
     assert status == "verified", message
+
+
+def test_two_programs_returning_one_value_in_two_types_are_not_the_same_distribution() -> None:
+    def as_bool(data, eps):
+        return dp.bernoulli(Fraction(1, 2))
+
+    def as_int(data, eps):
+        return dp.categorical({0: Fraction(1, 2), 1: Fraction(1, 2)})
+    spec = dp.spec(as_bool, universe=BIT, grid={eps: [1]}, claims=[dp.same_distribution(as_int)])
+    [(status, message)] = verdicts(spec)
+    assert status == "error" and "same types" in message, message
+
+
+# -- class 6 and 8 at the engine's seams ---------------------------------------------------------------
+
+def test_a_cell_missing_from_the_exact_reading_is_unknown_never_a_tie() -> None:
+    from dpverify.checks.privacy import _exact_excess
+    from dpverify.engine.loss import Cell
+    ctx = IntervalBackend(30).ctx
+    point = ((eps, sympy.Integer(1)),)
+    table = type("T", (), {"windows": {}})()
+    cell = Cell((0,), (1,), "an output neither reading gives", ctx.mpf("0.5"), ctx.mpf("0.5"), ctx.mpf(0))
+    found = _exact_excess(rr, point, sympy.Integer(1), cell, table, {})
+    assert isinstance(found, tuple) and found[0] is None and "inconsistency" in found[1]
+
+
+def test_the_loss_table_never_takes_the_log_of_an_interval_reaching_zero() -> None:
+    from dpverify.engine.loss import LossTable
+    from dpverify.engine.reading import Table
+    import numpy as np
+    backend = IntervalBackend(30)
+    ctx = backend.ctx
+    laws = [{0: ctx.mpf(1), 1: ctx.mpf([-1e-40, 1e-40])}, {0: ctx.mpf("0.5"), 1: ctx.mpf("0.5")}]
+    table = Table([(0,), (1,)], laws, [0, 1], backend)
+    losses = LossTable(table, np.array([0]), np.array([1]))  # raised "logarithm of a negative number"
+    assert len(losses.outputs) == 2

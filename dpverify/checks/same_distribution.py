@@ -16,6 +16,7 @@ from ..dsl.claims import Claim, SameDistribution
 from ..dsl.params import Point, point_label
 from ..dsl.spec import Spec
 from ..engine.backend import IntervalBackend, SympyBackend, exact_sign
+from ..engine.enumerate import Session
 from ..engine.reading import Table, distribution
 from ..errors import SpecError
 from ..engine.parameter import ParameterBranch
@@ -36,6 +37,7 @@ class SameDistributionCheck:
         theirs = ws.discrete_table(spec, claim.other, point, "same_distribution")
         result = PointResult(point_label(point), Status.UNKNOWN, "",
                              method="exact enumeration; equality by exact sympy algebra")
+        _one_meaning_of_outputs(mine, theirs)
         ctx = mine.backend.ctx
         zero = ctx.mpf(0)
         note = ""
@@ -82,6 +84,16 @@ class SameDistributionCheck:
         return result
 
 
+def _one_meaning_of_outputs(mine: Table, theirs: Table) -> None:
+    """Both programs' outputs held to one meaning of "the same output" (equal and of the same types):
+    one returning 1 where the other returns True differs, though Python's dicts would merge them."""
+    outputs = Session(mine.backend)
+    for table in (mine, theirs):
+        for law in table.laws:
+            for output in law:
+                outputs.register(output)
+
+
 def _prove(spec: Spec, claim: SameDistribution, point: Point, mine_table: Table, theirs_table: Table,
            ws: Workspace) -> Any:
     """Equality for every value of the continuous parameters, as rational functions of w.
@@ -94,6 +106,8 @@ def _prove(spec: Spec, claim: SameDistribution, point: Point, mine_table: Table,
     values = {**params(point), **{s.name: s for s in symbols}}
     datasets, _, _ = ws.datasets(spec)
     try:
+        for program in (spec.mechanism, claim.other):  # multisets stand for every ordering, every value
+            ws.require_symmetric(spec, program, values)
         at = {s: v for s, v in point if s in symbols}
         mine = symbolic_laws(spec.mechanism, datasets, values, mine_table.windows, (mine_table, at))
         theirs = symbolic_laws(claim.other, datasets, values, theirs_table.windows, (theirs_table, at))
