@@ -6,6 +6,7 @@ symmetric, randomness from outside the primitives, a process exit, an endless lo
 a tree of 2^25 branches.  Now each is a refutation or one clear error (exit 2) naming the
 file and line, and a good spec beside a bad one is still checked.
 """
+import json
 import textwrap
 import time
 
@@ -125,6 +126,23 @@ def test_a_tiny_order_dependence_is_found_exactly(tmp_path, monkeypatch) -> None
     body = spec_with(mechanism, "dp.universe([0, 1], n=2, neighbours=dp.REPLACE_ONE, symmetric=True)")
     result = run(tmp_path, monkeypatch, {"tiny.py": body})
     assert result.exit_code == 2 and "symmetric=True" in result.output, result.output
+
+
+def test_symmetry_at_the_grid_point_only_gives_no_proof_for_every_eps(tmp_path, monkeypatch) -> None:
+    """Both orderings give p = 1/2 at eps = 1 but not elsewhere: 8b7f8b0 proved the claim for
+    every eps from the multisets; now the grid verdict stands and no proof is attempted."""
+    mechanism = """\
+    def mech(data, eps):
+        p = eps / (1 + eps) if data[0] > data[-1] else Fraction(1, 2)
+        return dp.bernoulli(p)
+    """
+    body = spec_with(mechanism, "dp.universe([0, 1], n=2, neighbours=dp.REPLACE_ONE, symmetric=True)",
+                     "dp.private(eps / 100)")
+    (tmp_path / "off_grid.py").write_text(body)
+    monkeypatch.chdir(tmp_path)
+    result = CliRunner().invoke(main, ["check", "off_grid.py", "--json"])
+    point = json.loads(result.output)["specs"][0]["claims"][0]["points"][0]
+    assert point["status"] == "verified" and "symmetric=True is not shown" in point["message"], point
 
 
 # -- class 9: the mechanism contract -----------------------------------------------------------

@@ -70,6 +70,7 @@ def prove_density(spec: Spec, program: Any, claim: Private, point: Point, ws: Wo
     datasets, left, right = ws.datasets(spec)
     names = ", ".join(s.name for s in symbols)
     try:
+        ws.require_symmetric(spec, program, values)  # multisets stand for every ordering, for every value
         laws = symbolic_laws(program, datasets, values, {})
     except NotRational:
         return Proof(Status.UNKNOWN, f"no proof for all {names}: the released values depend on comparisons "

@@ -95,6 +95,7 @@ def _prove(spec: Spec, program: Any, claim: Private, point: Point, symbols: list
     fixed = {s: v for s, v in point if s not in symbols}
     datasets, left, right = ws.datasets(spec)
     try:
+        ws.require_symmetric(spec, program, values)  # multisets stand for every ordering, for every value
         at = {s: v for s, v in point if s in symbols}  # the symbolic laws must agree with the table there
         laws = symbolic_laws(program, datasets, values, table.windows, (table, at))
         bound = sympy.exp(claim.epsilon.subs(fixed))

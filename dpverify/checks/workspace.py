@@ -19,7 +19,7 @@ from ..engine.enumerate import LEAF_BUDGET, MAX_LEAVES
 from ..engine.reading import Table, all_distributions, distribution, keywords
 from ..engine.symmetry import check_symmetric, orderings
 from ..engine.backend import IntervalBackend
-from ..errors import EnumerationTooLarge, SpecError
+from ..errors import EnumerationTooLarge, NotRational, SpecError
 
 DEFAULT_PRECISION = 50
 DEFAULT_MAX_WORK = 50_000_000
@@ -92,6 +92,28 @@ class Workspace:
             datasets, _, _ = self.datasets(spec)
             check_symmetric(program, spec.universe, datasets, values, windows)
             done.add(key)
+
+    def require_symmetric(self, spec: Spec, program: Callable[..., Any], values: dict[str, Any]) -> None:
+        """Before a proof for every value of the symbols in ``values`` over the multisets of a
+        universe declared symmetric: the declaration must hold for every such value too (a grid
+        point shows it only there).  Raises NotRational (no proof, with the reason) otherwise."""
+        if not spec.universe.symmetric:
+            return
+        if getattr(program, "mechanism", None) is spec.mechanism:
+            program = spec.mechanism
+        values = keywords(program, values, skip=1)
+        key = (program, tuple(sorted(values.items(), key=lambda item: item[0])))
+        done = self.memo.setdefault(("symmetric-for-all", id(spec)), {})
+        if key not in done:
+            datasets, _, _ = self.datasets(spec)
+            try:
+                check_symmetric(program, spec.universe, datasets, values, {})
+                done[key] = None
+            except (SpecError, NotRational) as exc:
+                done[key] = NotRational(f"symmetric=True is not shown for every value of the parameters, "
+                                        f"so no proof over the multisets is attempted ({exc})")
+        if done[key] is not None:
+            raise done[key]
 
     def discrete_table(self, spec: Spec, program: Callable[..., Any], point: Point, kind: str) -> Table:
         """:meth:`table`, for claims that need output probabilities (not densities of released values)."""
