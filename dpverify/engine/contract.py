@@ -1,16 +1,17 @@
 """The mechanism contract: spec code gets no way around the primitives.
 
 A mechanism's law is read by re-running it, so it must be a deterministic
-function of its draws.  This module enforces what that needs, while a
-mechanism runs (:func:`running` is set by the runner for the current thread
-only, a context variable, so other threads such as a progress bar's refresh
-are unaffected):
+function of its draws.  This module enforces what that needs while spec code
+runs (between :func:`enter` and :func:`leave`, which the runner calls around
+each execution; a context variable, so other threads such as a progress
+bar's refresh are unaffected):
 
 * **Outside randomness and clocks.**  :func:`install` wraps the module-level
-  sources of ``random``, ``numpy.random``, ``secrets``, ``os.urandom`` /
-  ``os.getrandom``, the ``time`` clocks and ``datetime.now``; called from
-  spec code during a run they raise :class:`SpecError` naming the spec's
-  file and line.  Calls made by libraries (sympy, numpy, the standard
+  sources of ``random`` (and the methods of ``random.Random``),
+  ``numpy.random``, ``secrets``, ``os.urandom`` / ``os.getrandom``, the
+  ``time`` clocks and ``datetime.datetime.now`` (that class is swapped only
+  while spec code runs); called from spec code they raise
+  :class:`SpecError` naming the spec's file and line.  Calls made by libraries (sympy, numpy, the standard
   library, dpverify itself) are left alone: only the first caller outside the
   random modules is judged.  :func:`global_state` is a backstop: the global
   generators' states, compared by the checks before and after the laws of a table.
@@ -54,15 +55,26 @@ _FIX = ("draw every random value with a dpverify primitive (dp.bernoulli, dp.uni
         "dp.laplace, ...) and read no clock in a mechanism: its law must be a function of its draws")
 
 
+_depth = 0  # runs in progress (nested ones included)
+
+
 def enter() -> tuple[contextvars.Token, list]:
     """Mark the current context as running spec code: (the token for :func:`leave`, the list that
     collects violations, even those the program caught and went on from)."""
+    global _depth
+    _depth += 1
+    if _depth == 1:  # only while spec code runs: a replaced class would break pickling elsewhere
+        datetime.datetime = _Datetime  # type: ignore[misc]
     seen: list = []
     return _RUNNING.set(seen), seen
 
 
 def leave(token: contextvars.Token) -> None:
+    global _depth
     _RUNNING.reset(token)
+    _depth -= 1
+    if _depth == 0:
+        datetime.datetime = _ORIGINAL_DATETIME  # type: ignore[misc]
 
 
 # -- who is calling ------------------------------------------------------------------------------
@@ -178,8 +190,19 @@ def _wrap(owner: Any, name: str, label: str) -> None:
     setattr(owner, name, _guarded(original, label))
 
 
-class _Datetime(datetime.datetime):
-    """``datetime.datetime`` whose clock readings are checked (instances are plain datetimes)."""
+class _DatetimeType(type):
+    """Instances of the real datetime class count as instances of the stand-in."""
+
+    def __instancecheck__(cls, obj: Any) -> bool:
+        return isinstance(obj, _ORIGINAL_DATETIME)
+
+    def __subclasscheck__(cls, sub: type) -> bool:
+        return issubclass(sub, _ORIGINAL_DATETIME)
+
+
+class _Datetime(datetime.datetime, metaclass=_DatetimeType):
+    """``datetime.datetime`` as spec code sees it while it runs: its clock readings are checked.
+    (``from datetime import datetime`` at import time keeps the real class: not seen.)"""
 
     @classmethod
     def now(cls, tz: Any = None) -> datetime.datetime:  # type: ignore[override]
@@ -240,8 +263,6 @@ def install() -> None:
             _guard_class(np.random, name, f"numpy.random.{name}()")
         elif callable(obj) and not isinstance(obj, type):
             _wrap(np.random, name, f"numpy.random.{name}()")
-    datetime.datetime = _Datetime  # type: ignore[misc]
-    _Datetime.__module__, _Datetime.__qualname__ = "datetime", "datetime"
 
 
 # -- the backstop --------------------------------------------------------------------------------
