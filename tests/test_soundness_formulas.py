@@ -198,3 +198,13 @@ def test_a_model_is_checked_against_every_assumption() -> None:
     assert satisfies(_prime, sympy.Integer(4)) is False
     assert satisfies(_nonzero, sympy.Integer(0)) is False
     assert satisfies(dp.symbol("j", odd=True), sympy.Integer(2)) is False
+
+
+@pytest.mark.parametrize("claim", [dp.identity(_d, _d + 1, where=[_d > 1, _d < 2]),
+                                   dp.inequality(_nonzero**2, -1, where=[_nonzero > 1, _nonzero < 1]),
+                                   dp.identity(sympy.log(-_nonzero**2 - 1), 0)],
+                         ids=["empty integer range", "contradictory where", "a side defined nowhere"])
+def test_a_vacuous_formula_claim_is_an_error_not_a_proof(claim) -> None:
+    """No value satisfies the conditions: every proof would be vacuous (was: proved)."""
+    status, message = verdict(claim)
+    assert status == "error" and "says nothing" in message, message

@@ -47,6 +47,7 @@ from ..dsl.params import Point
 from ..dsl.spec import Spec
 from ..engine import smt, smt_values
 from ..engine.backend import is_exactly_zero
+from ..errors import SpecError
 from .formula_problem import (Counterexample, Diverges, OutOfTime, Problem, Undecidable, certified_sign, evaluate,
                               normalise, time_limit)
 from .formula_search import search
@@ -83,6 +84,12 @@ class FormulaCheck:
             return PointResult({}, Status.UNKNOWN, f"undecided: {exc}, so the claim compares no real numbers",
                                method="sympy")
         notes: list[str] = []
+        bounds = smt_values.symbol_bounds(problem.symbols, list(problem.where))
+        if vacuous(problem, bounds):
+            raise SpecError(f"{claim.kind} {problem.statement}: no value of {', '.join(map(str, problem.symbols))} "
+                            f"satisfies the assumptions and where conditions with both sides defined, so the claim "
+                            f"says nothing (z3 shows the domain empty)",
+                            "check the where conditions and the symbols' assumptions")
         try:
             derivation = sympy_proof(problem)
         except Exception as exc:  # sympy raises assorted errors on forms it cannot handle
@@ -93,7 +100,6 @@ class FormulaCheck:
                 notes.append("sympy could not simplify the claim to a tautology")
         if derivation is not None:
             return _proved(problem, "sympy simplification", derivation)
-        bounds = smt_values.symbol_bounds(problem.symbols, list(problem.where))
         found = exhaustive(problem, bounds)
         if isinstance(found, Counterexample):
             return _refuted(problem, "exhaustive exact evaluation", found, "")
@@ -286,6 +292,22 @@ def z3_attack(problem: Problem, bounds: dict, rlimit: int = Z3_RLIMIT,
         solver.add(z3.Or(*[variables[s] != _z3_value(values[s], variables[s]) for s in problem.symbols])
                    if problem.symbols else z3.BoolVal(False))
     return Status.UNKNOWN, method, f"z3's {models} models did not survive the exact re-check", candidates
+
+
+def vacuous(problem: Problem, bounds: dict, rlimit: int = Z3_RLIMIT) -> bool:
+    """Whether z3 shows that no point satisfies the assumptions and ``where`` with both sides
+    defined: then every proof would be vacuous (a typo in ``where`` would pass any claim).
+    False when z3 cannot tell, or reads the claim only in a bounded search."""
+    tr = smt.Translator(problem.symbols, smt_values.integer_bounds(bounds))
+    try:
+        tr.term(smt.prepare(problem.lhs)), tr.term(smt.prepare(problem.rhs))
+        where = [tr.formula(c) for c in problem.where]
+    except (smt.Unsupported, z3.Z3Exception, ArithmeticError, ValueError, TypeError):
+        return False
+    enc = tr.encoding()
+    solver = z3.Solver()
+    solver.add(*enc.facts, *enc.domain, *where)
+    return enc.proves and smt.check(solver, rlimit) == z3.unsat
 
 
 def _z3_value(value: sympy.Rational, var: z3.ExprRef) -> z3.ExprRef:
