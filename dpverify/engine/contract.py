@@ -163,7 +163,7 @@ class _GuardedClass(type):
         return isinstance(obj, cls.__wrapped__)
 
     def __subclasscheck__(cls, sub: type) -> bool:
-        return issubclass(sub, cls.__wrapped__)
+        return sub is cls or issubclass(sub, cls.__wrapped__)
 
     def __call__(cls, *args: Any, **kwargs: Any) -> Any:
         if _RUNNING.get() is not None:
