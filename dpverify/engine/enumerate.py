@@ -206,6 +206,8 @@ class Runner:
                     result[output] = result[output] + weight if output in result else weight
                 if not self._advance():
                     break
+        except contract.WallClockLimit as exc:  # the safety net fired between two executions
+            raise contract.escaped(exc) from None
         finally:
             contract.WATCHDOG.release(ticket)
             _ACTIVE.reset(token)
