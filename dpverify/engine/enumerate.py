@@ -39,8 +39,9 @@ PROBES = 8
 LEAF_BUDGET: contextvars.ContextVar[int] = contextvars.ContextVar("dpverify_leaf_budget", default=MAX_LEAVES)
 """Branches allowed on one dataset (the checks tie it to --max-work)."""
 TRACE: contextvars.ContextVar[Optional[list]] = contextvars.ContextVar("dpverify_trace", default=None)
-"""When a list: each execution appends (the branch lists along its path, its output, whether it
-used continuous noise) -- a certificate that two inputs have the same law (see :mod:`.symmetry`)."""
+"""When a list: each execution appends (the branch lists along its path, the branches taken, its
+output, whether it used continuous noise) -- a certificate that two inputs have the same law (see
+:mod:`.symmetry`)."""
 
 _ACTIVE: contextvars.ContextVar[Optional["Runner"]] = contextvars.ContextVar("dpverify_runner", default=None)
 
@@ -186,7 +187,7 @@ class Runner:
                     self._trail = []
                 output = self._execute(program)
                 if trace is not None:
-                    trace.append((tuple(self._trail), output, self.noise is not None))
+                    trace.append((tuple(self._trail), tuple(self._path), output, self.noise is not None))
                 if leaves == 1:
                     self._refuse_if_too_many(program, budget)
                 if self._depth < len(self._path):

@@ -45,7 +45,8 @@ def orderings(universe: Universe) -> int:
 
 
 def permutations(data: tuple) -> Iterator[tuple]:
-    """The distinct orderings of a sorted tuple, in lexicographic order of positions (each once)."""
+    """Each distinct ordering of a dataset once, the dataset itself first (for a multiset sorted by
+    the universe's order, the orderings come in lexicographic order)."""
     order = {r: i for i, r in enumerate(dict.fromkeys(data))}
     items = sorted(data, key=order.__getitem__)
     n = len(items)
@@ -142,9 +143,9 @@ def _same_trace(a: list, b: list) -> bool:
     reading) and return equal outputs of the same types: the laws are equal exactly."""
     if len(a) != len(b):
         return False
-    for (path_a, out_a, noisy_a), (path_b, out_b, noisy_b) in zip(a, b):
-        if noisy_a or noisy_b or len(path_a) != len(path_b) or not _same_output(out_a, out_b) \
-                or any(x is not y for x, y in zip(path_a, path_b)):
+    for (lists_a, taken_a, out_a, noisy_a), (lists_b, taken_b, out_b, noisy_b) in zip(a, b):
+        if noisy_a or noisy_b or taken_a != taken_b or len(lists_a) != len(lists_b) \
+                or not _same_output(out_a, out_b) or any(x is not y for x, y in zip(lists_a, lists_b)):
             return False
     return True
 
