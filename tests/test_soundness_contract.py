@@ -239,3 +239,29 @@ def test_a_skewed_tree_is_not_refused_by_its_first_path(tmp_path, monkeypatch) -
     """
     result = run(tmp_path, monkeypatch, {"skewed.py": spec_with(mechanism)})
     assert result.exit_code in (0, 1) and "branches" not in result.output, result.output
+
+
+# -- the pieces ----------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("data", [(0, 0, 1, 2), (1, 1), (0, 1, 2, 3), ("a", "b", "b"), ()])
+def test_every_ordering_is_run_once_the_dataset_first(data: tuple) -> None:
+    import math
+    from collections import Counter
+
+    from dpverify.engine.symmetry import permutations
+    orders = list(permutations(data))
+    distinct = math.factorial(len(data)) // math.prod(math.factorial(c) for c in Counter(data).values())
+    assert orders[0] == data and len(orders) == len(set(orders)) == distinct
+    assert all(sorted(o) == sorted(data) for o in orders)
+
+
+@pytest.mark.parametrize("symmetric", [False, True])
+def test_the_pair_estimate_of_a_custom_relation_is_an_upper_bound(symmetric: bool) -> None:
+    import dpverify as dp
+    from dpverify.engine.datasets import enumerate_datasets, estimate, neighbour_pairs
+
+    def minus_one(x, x_prime):
+        return len(x_prime) == len(x) - 1 and all(x_prime.count(r) <= x.count(r) for r in x_prime)
+    universe = dp.universe([0, 1, 2], n=range(0, 4), neighbours=minus_one, symmetric=symmetric)
+    left, _ = neighbour_pairs(universe, enumerate_datasets(universe))
+    assert 0 < len(left) <= estimate(universe).pairs
