@@ -90,8 +90,22 @@ def test_z3_answers_by_its_resource_count_not_by_time() -> None:
     for _ in range(2):
         solver = z3.Solver()
         solver.add(*hard)
-        answers.append((smt.check(solver, 200_000), solver.reason_unknown()))
+        outcome = smt.check(solver, 200_000)
+        answers.append((outcome.answer, outcome.reason))
     assert answers[0] == answers[1] == (z3.unknown, "max. resource limit exceeded")
+
+
+def test_a_z3_answer_does_not_depend_on_what_the_process_did_before() -> None:
+    """z3's search follows the ids of its terms; each check runs in a fresh context, so a query
+    gives the same model whatever was created before (one took 300 s after other claims, 0 s alone)."""
+    x, y = z3.Reals("x y")
+    def model() -> str:
+        solver = z3.Solver()
+        solver.add(x * x + y * y == 2, x * y > 0, x + y < 3)
+        return str(smt.check(solver, 1_000_000).model)
+    first = model()
+    _ = [z3.Real(f"junk{i}") * i + x for i in range(500)]  # shift every later term id
+    assert model() == first
 
 
 def test_the_z3_safety_net_says_so(monkeypatch: pytest.MonkeyPatch) -> None:

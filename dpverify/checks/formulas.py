@@ -269,8 +269,8 @@ def z3_attack(problem: Problem, bounds: dict, rlimit: int = Z3_RLIMIT,
     solver.add(*enc.facts, *enc.domain, *where, negation)
     candidates = []
     for _ in range(models):
-        answer = smt.check(solver, rlimit)
-        if answer == z3.unsat:
+        outcome = smt.check(solver, rlimit)
+        if outcome.answer == z3.unsat:
             if not candidates and enc.proves:
                 return Status.PROVED, method, _how(enc), []
             if not enc.proves:
@@ -278,10 +278,10 @@ def z3_attack(problem: Problem, bounds: dict, rlimit: int = Z3_RLIMIT,
                         f"({'; '.join(enc.restrictions)})", candidates)
             return (Status.UNKNOWN, method, "z3's models were all spurious (a relaxed encoding, or assumptions "
                     "such as prime that z3 does not state)", candidates)
-        if answer == z3.unknown:
-            reason = f"z3 gave up ({solver.reason_unknown()}; resource limit {rlimit:,})"
+        if outcome.answer == z3.unknown:
+            reason = f"z3 gave up ({outcome.reason}; resource limit {rlimit:,})"
             return Status.UNKNOWN, method, reason, candidates
-        model = solver.model()
+        model = outcome.model
         variables = enc.variables
         values = {s: smt_values.model_value(model, variables[s]) for s in problem.symbols}
         found = problem.confirm(values)
@@ -294,7 +294,7 @@ def z3_attack(problem: Problem, bounds: dict, rlimit: int = Z3_RLIMIT,
     return Status.UNKNOWN, method, f"z3's {models} models did not survive the exact re-check", candidates
 
 
-def vacuous(problem: Problem, bounds: dict, rlimit: int = Z3_RLIMIT) -> bool:
+def vacuous(problem: Problem, bounds: dict, rlimit: int = Z3_RLIMIT // 10) -> bool:
     """Whether z3 shows that no point satisfies the assumptions and ``where`` with both sides
     defined: then every proof would be vacuous (a typo in ``where`` would pass any claim).
     False when z3 cannot tell, or reads the claim only in a bounded search."""
@@ -307,7 +307,7 @@ def vacuous(problem: Problem, bounds: dict, rlimit: int = Z3_RLIMIT) -> bool:
     enc = tr.encoding()
     solver = z3.Solver()
     solver.add(*enc.facts, *enc.domain, *where)
-    return enc.proves and smt.check(solver, rlimit) == z3.unsat
+    return enc.proves and smt.check(solver, rlimit).answer == z3.unsat
 
 
 def _z3_value(value: sympy.Rational, var: z3.ExprRef) -> z3.ExprRef:

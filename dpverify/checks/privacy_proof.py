@@ -27,7 +27,7 @@ from ..engine.backend import IntervalBackend
 from ..errors import SpecError
 from ..engine.positivity import find_point
 from ..engine.reading import Table, distribution, keywords
-from ..engine.smt import SafetyLimit, check, resources
+from ..engine.smt import SafetyLimit, check, spent
 from ..engine.symbolic import NotRational, WBasis, basis, rational_function, symbolic_laws
 from .result import Status, Witness
 from .workspace import Workspace, decimal, params
@@ -110,7 +110,7 @@ def _prove(spec: Spec, program: Any, claim: Private, point: Point, symbols: list
                                      f"parameters ({exc.problem})")
     gens = list(base.variables.values())
     solver = _solver(gens)
-    start = resources(solver)
+    start = spent()
     dens = {p for law in ratio for _, den in law.values() for p in [den]} | {bound_den}
     for den in dens:
         if _exists(solver, gens, den, "<=") is not False:
@@ -135,7 +135,7 @@ def _prove(spec: Spec, program: Any, claim: Private, point: Point, symbols: list
                 h = _normalised(bound_num * num_y * den - num * den_y * bound_den)
                 constraints.setdefault(h, (datasets[src], datasets[dst], o))
     for h, (x, x_prime, o) in constraints.items():
-        if resources(solver) - start > PROOF_RLIMIT:
+        if spent() - start > PROOF_RLIMIT:
             return Proof(Status.UNKNOWN, f"no proof for all eps: over the z3 resource budget ({PROOF_RLIMIT:,}) with "
                                          f"{len(constraints)} constraints in {base.describe()}")
         answer = _exists(solver, gens, h, "<")
@@ -213,12 +213,12 @@ def _z3_exists(solver: z3.Solver, gens: list[sympy.Symbol], poly: sympy.Poly, op
     try:
         term = _z3(poly)
         solver.add(term < 0 if op == "<" else term <= 0)
-        answer = check(solver, rlimit)
-        if answer == z3.unsat:
+        outcome = check(solver, rlimit, logic="QF_NRA")
+        if outcome.answer == z3.unsat:
             return False
-        if answer != z3.sat:
+        if outcome.answer != z3.sat:
             return None
-        model = solver.model()
+        model = outcome.model
         point = {}
         for w in gens:
             value = model.eval(z3.Real(w.name), model_completion=True)

@@ -155,7 +155,7 @@ def _range_doubt(f: sympy.Expr, dom: Interval, low: sympy.Expr, high: sympy.Expr
     undefined.add(*enc.facts, inside, z3.Not(z3.And(*enc.domain)) if enc.domain else z3.BoolVal(False))
     outside.add(*enc.facts, *enc.domain, inside, z3.Or(value < bottom, value > top))
     for solver, what in ((undefined, "defined everywhere on the interval"), (outside, "within the range")):
-        if check(solver, RLIMIT) != z3.unsat:
+        if check(solver, RLIMIT).answer != z3.unsat:
             return f"z3 does not show the term {what}"
     return ""
 

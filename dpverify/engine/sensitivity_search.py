@@ -149,16 +149,16 @@ def z3_search(query: Query, records: tuple, relation: Neighbours, size: int, can
             other = [y] + xs[1:]
         diff = encode(query, records, h, xs) - encode(query, records, h, other)
         solver.add(z3.Or(diff > limit, -diff > limit) if strict else z3.Or(diff >= limit, -diff >= limit))
-        answer = check(solver, RLIMIT)
-        if answer == z3.sat:
-            model = solver.model()
+        outcome = check(solver, RLIMIT)
+        if outcome.answer == z3.sat:
+            model = outcome.model
             pick = [records[model.eval(x, model_completion=True).as_long()] for x in xs]
             if relation is Neighbours.ADD_REMOVE:
                 return "sat", (tuple(pick), tuple(pick[1:]), h)
             swapped = records[model.eval(y, model_completion=True).as_long()]
             return "sat", (tuple(pick), (swapped,) + tuple(pick[1:]), h)
-        if answer == z3.unknown:
-            unknown = f"z3 gave up at n = {size} ({solver.reason_unknown()})"
+        if outcome.answer == z3.unknown:
+            unknown = f"z3 gave up at n = {size} ({outcome.reason})"
     return ("unknown", unknown) if unknown else ("unsat", None)
 
 
@@ -229,7 +229,7 @@ def z3_interval_search(query: Query, lo: Any, hi: Any, relation: Neighbours, siz
             return "unknown", f"the bound {bound} is not rational"
         solver = z3.Solver()
         solver.add(*enc.facts, *enc.domain, *inside, z3.Or(term >= limit, -term >= limit))
-        answer = check(solver, RLIMIT)
+        answer = check(solver, RLIMIT).answer
         if answer != z3.unsat:
             return ("sat" if answer == z3.sat else "unknown"), f"z3 answered {answer} at n = {size}"
     return "unsat", None

@@ -69,26 +69,64 @@ class SafetyLimit(Exception):
     """A wall-clock safety net fired: the outcome depends on the machine, so nothing is decided."""
 
 
-def check(solver: Any, rlimit: int) -> Any:
-    """``solver.check()`` (a z3 Solver or Optimize) under a deterministic resource limit ``rlimit``,
-    z3's count of its own steps, so the answer is the same at any machine load.
+@dataclass
+class Outcome:
+    """What one counted z3 check answered: ``answer`` (z3.sat, unsat or unknown), z3's reason for
+    an unknown, the model of a sat answer (in the main context), and the resources it used."""
 
-    The wall-clock safety net (:data:`SAFETY_SECONDS`) is far beyond what the limit allows on
-    any machine; if it fires first anyway, :class:`SafetyLimit` is raised so that the caller
-    reports ``unknown`` saying so, instead of an answer that depends on the load.
+    answer: Any
+    reason: str = ""
+    model: Any = None
+    used: int = 0
+
+
+_SPENT = [0]
+
+
+def spent() -> int:
+    """The z3 resources used by every :func:`check` of this process so far (a count, for budgets
+    that span several queries)."""
+    return _SPENT[0]
+
+
+def check(solver: Any, rlimit: int, logic: Optional[str] = None) -> Outcome:
+    """Decide the assertions of ``solver`` under a deterministic resource limit ``rlimit``, z3's
+    count of its own steps, so the answer is the same at any machine load.
+
+    The assertions are copied into a fresh z3 context first: z3's search depends on the ids of
+    its terms, which depend on everything created before in the same context, so a query that is
+    instant on its own could otherwise run for minutes after other claims (it did).  A z3
+    ``Optimize`` keeps its context (its objectives are not assertions; bounds are linear).
+
+    The wall-clock safety net (:data:`SAFETY_SECONDS`) is far beyond what the limit allows on any
+    machine; if it fires first anyway, :class:`SafetyLimit` is raised so that the caller reports
+    ``unknown`` saying so, instead of an answer that depends on the load.
     """
-    solver.set("rlimit", rlimit)
-    solver.set("timeout", int(SAFETY_SECONDS * 1000))
-    before = resources(solver)
-    answer = solver.check()
-    if answer == z3.unknown and resources(solver) - before < rlimit and \
-            solver.reason_unknown() in ("timeout", "canceled"):
+    if isinstance(solver, z3.Optimize):
+        fresh, back = solver, None
+    else:
+        ctx = z3.Context()
+        fresh = z3.SolverFor(logic, ctx=ctx) if logic else z3.Solver(ctx=ctx)
+        for assertion in solver.assertions():
+            fresh.add(assertion.translate(ctx))
+        back = solver.ctx
+    fresh.set("rlimit", rlimit)
+    fresh.set("timeout", int(SAFETY_SECONDS * 1000))
+    before = resources(fresh)
+    answer = fresh.check()
+    used = resources(fresh) - before
+    _SPENT[0] += used
+    if answer == z3.unknown and used < rlimit and fresh.reason_unknown() in ("timeout", "canceled"):
         raise SafetyLimit(f"{SAFETY_MESSAGE}: z3 ran past {SAFETY_SECONDS} s before its resource limit")
-    return answer
+    model = None
+    if answer == z3.sat:
+        model = fresh.model() if back is None else fresh.model().translate(back)
+    reason = fresh.reason_unknown() if answer == z3.unknown else ""
+    return Outcome(answer, reason, model, used)
 
 
 def resources(solver: Any) -> int:
-    """z3's resource count so far (cumulative over the process; differences measure one check)."""
+    """z3's resource count so far in the solver's context (differences measure one check)."""
     stats = solver.statistics()
     return int(stats.get_key_value("rlimit count")) if "rlimit count" in stats.keys() else 0
 

@@ -42,7 +42,7 @@ def symbol_bounds(symbols: list[sympy.Symbol], conditions: list[sympy.Basic],
             opt.add(*facts)
             handle = getattr(opt, direction)(tr.enc.variables[s])
             value = None
-            if check(opt, rlimit) == z3.sat:
+            if check(opt, rlimit).answer == z3.sat:
                 infinite, finite, _ = handle.lower_values() if direction == "minimize" else handle.upper_values()
                 if _fraction(infinite) == 0:
                     value = _fraction(finite)
