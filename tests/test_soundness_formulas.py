@@ -208,3 +208,10 @@ def test_a_vacuous_formula_claim_is_an_error_not_a_proof(claim) -> None:
     """No value satisfies the conditions: every proof would be vacuous (was: proved)."""
     status, message = verdict(claim)
     assert status == "error" and "says nothing" in message, message
+
+
+def test_a_query_that_fails_at_a_size_is_an_error_not_a_skipped_size() -> None:
+    """max of the empty dataset under add/remove at n_min=1: the size was silently skipped (verified)."""
+    q = dp.query(lambda d: max(d), domain=[0, 1, 2])
+    status, message = verdict(dp.sensitivity(q, 2, neighbours=dp.ADD_REMOVE, n_min=1))
+    assert status == "error" and "raised ValueError" in message and "n_min" in message, message

@@ -21,9 +21,10 @@ from ..engine.enumerate import Runner, Session
 from ..engine.eventually import value_at
 from ..engine.primitives import derived_notes
 from ..engine.sensitivity import N
-from ..engine.sensitivity_search import Found, NotEncodable, enumerate_max, z3_interval_search, z3_search
+from ..engine.sensitivity_search import (Found, NotEncodable, TooLarge, enumerate_max, z3_interval_search,
+                                         z3_search)
 from ..engine.smt import SafetyLimit
-from ..errors import DpverifyError
+from ..errors import DpverifyError, SpecError
 from .result import PointResult, Status, Witness
 from .workspace import params
 
@@ -65,8 +66,14 @@ def enumerated(ctx: "Context", n0: int) -> Optional[dict[int, Found]]:
 def _enumerate(ctx: "Context", universe: Universe) -> dict[int, Found]:
     try:
         return enumerate_max(ctx.query, universe, ctx.candidates)
-    except ValueError:  # too large to enumerate at this size: left to z3
+    except TooLarge:  # too large to enumerate at this size: left to z3
         return {}
+    except SpecError:
+        raise
+    except Exception as exc:  # the spec's query failed on one of the datasets: say so, never skip the size
+        sizes = ", ".join(map(str, universe.sizes))
+        raise SpecError(f"sensitivity: the query raised {type(exc).__name__}: {exc} on a dataset of size {sizes}",
+                        "make the query defined on every dataset of the sizes checked, or raise n_min") from None
 
 
 def are_neighbours(relation: Any, x: tuple, x_prime: tuple) -> bool:

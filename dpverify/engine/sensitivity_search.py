@@ -36,6 +36,10 @@ RLIMIT = 20_000_000
 """z3's deterministic resource limit per satisfiability check."""
 
 
+class TooLarge(ValueError):
+    """An enumeration over MAX_EVALUATIONS (not an error of the query: it is left to z3)."""
+
+
 @dataclass(frozen=True)
 class Found:
     """The largest change of q between neighbours found at one size, and a pair attaining it."""
@@ -50,11 +54,11 @@ class Found:
 def enumerate_max(query: Query, universe: Universe, candidates: tuple) -> dict[int, Found]:
     """Exact max |q(X) - q(X')| over the neighbouring pairs of ``universe``, keyed by the larger size.
 
-    Raises ValueError (with the estimated size) when the enumeration is too large.
+    Raises :class:`TooLarge` (with the estimated size) when the enumeration is too large.
     """
     size = estimate(universe)
     if size.datasets * len(candidates) > MAX_EVALUATIONS:
-        raise ValueError(f"{size.datasets:,} datasets x {len(candidates)} candidates")
+        raise TooLarge(f"{size.datasets:,} datasets x {len(candidates)} candidates")
     datasets = enumerate_datasets(universe)
     values = [[query.value(d, h) for h in candidates] for d in datasets]
     left, right = neighbour_pairs(universe, datasets)
@@ -235,5 +239,5 @@ def z3_interval_search(query: Query, lo: Any, hi: Any, relation: Neighbours, siz
     return "unsat", None
 
 
-__all__ = ["Found", "INTERVAL_MAX_N", "NotEncodable", "encode", "enumerate_max", "symbolic_value", "z3_search",
+__all__ = ["Found", "INTERVAL_MAX_N", "TooLarge", "NotEncodable", "encode", "enumerate_max", "symbolic_value", "z3_search",
            "z3_interval_search"]
