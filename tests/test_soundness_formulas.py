@@ -88,6 +88,8 @@ INTERVAL = {
     "in a tuple": (lambda v: 5 if v in (0, 1) else v, "unknown"),
     "a dict lookup": (lambda v: {0: 5}.get(v, v), "unknown"),
     "a set lookup": (lambda v: 5 if v in {0} else v, "unknown"),
+    "is_zero": (lambda v: 5 if v.is_zero else v, "unknown"),
+    "equals": (lambda v: 5 if v.equals(0) else v, "unknown"),
     "an inexact float": (lambda v: 0.1 * v, "unknown"),  # 0.1 is not 1/10 (was "proved" 1 and 1/10)
     "a partial term": (lambda v: sympy.sqrt(v - sympy.Rational(1, 2)), "unknown"),
     "an exact float": (lambda v: 0.5 * v + 1, "refuted"),  # Delta = 1/2 < 1

@@ -41,19 +41,26 @@ def _plain(value: sympy.Expr) -> Any:
 
 
 class _Watched(sympy.Symbol):
-    """The record as a symbol that notices when spec code compares or hashes it.
+    """The record as a symbol that notices when spec code compares, hashes or inspects it.
 
-    ``x == 0``, ``x in (0, 1)`` or ``table.get(x)`` on a sympy symbol answer structurally
-    (False, a miss), so ``5 if x == 0 else x`` would read as the term x over the whole
-    interval while the real term is 5 at 0.  Calls made by sympy itself are not spec code.
+    ``x == 0``, ``x in (0, 1)``, ``table.get(x)``, ``x.is_zero`` or ``x.equals(0)`` on a sympy
+    symbol answer structurally (False, a miss, None), so ``5 if x == 0 else x`` would read as
+    the term x over the whole interval while the real term is 5 at 0.  Arithmetic (operators,
+    sympy functions) is what a symbolic record can follow; calls made by sympy itself are not
+    spec code.
     """
 
     touched: list = []
 
-    def _note(self, other: Any = None) -> None:
-        caller = sys._getframe(2).f_globals.get("__name__", "")
+    def _note(self, other: Any = None, depth: int = 2) -> None:
+        caller = sys._getframe(depth).f_globals.get("__name__", "")
         if not (caller.startswith("sympy") or caller == __name__) and other is not self:
             _Watched.touched.append(other)
+
+    def __getattribute__(self, name: str) -> Any:
+        if not name.startswith("_"):  # is_zero, equals, subs...: operators do not come this way
+            object.__getattribute__(self, "_note")(name, 2)
+        return object.__getattribute__(self, name)
 
     def __eq__(self, other: Any) -> bool:
         self._note(other)
@@ -82,8 +89,8 @@ def _term(term: Any, h: Any) -> sympy.Expr:
     finally:
         touched, _Watched.touched = list(_Watched.touched), []
     if touched:
-        raise NotDerivable("the record term compares or hashes the record (==, !=, in, a dict or set "
-                           "lookup), which a symbolic record cannot follow over an interval")
+        raise NotDerivable("the record term compares, hashes or inspects the record (==, !=, in, a dict or "
+                           "set lookup, is_zero, equals...), which a symbolic record cannot follow over an interval")
     if isinstance(value, (bool, sympy.logic.boolalg.Boolean)) and not isinstance(value, sympy.Expr):
         raise NotDerivable(f"the record term gives the condition {value}, not a number, over an interval")
     try:
