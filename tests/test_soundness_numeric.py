@@ -133,3 +133,78 @@ def test_gaussian_delta_with_a_tiny_sigma_or_a_huge_eps_is_decided(sigma, big) -
     assert result.status.value == ("refuted" if sigma < 1 else "verified"), result.message
     if result.witness is not None:
         probability(result.witness.p), probability(result.witness.p_prime)
+
+
+# -- densities: every point that may attain the supremum is decided ----------------------------------
+
+D = R(1, 10 ** 100)
+
+
+def _two_tying_points(right):
+    """X = (1,) releases Lap(1 + d, 1), X' = (0,) Lap(0, 1), d = 10^-100, on (d/2, 1 + d/2) and beyond
+    ``right``: the ratio is exactly e at 1 + d/2, and e^(1 + d) beyond ``right`` (the true loss)."""
+    def mech(data, eps):
+        v = dp.laplace(data[0] * (1 + D), 1)
+        if (v > D / 2 and v < 1 + D / 2) or v > right:
+            return v
+        return "none"
+    return mech
+
+
+@pytest.mark.parametrize("right", [2, 3, Fraction(7, 3)])
+def test_a_density_ratio_tying_at_two_points_is_decided_at_both(right) -> None:
+    result = only(dp.spec(_two_tying_points(right), universe=ONE, grid={eps: [1]}, claims=[dp.private(eps)]))
+    assert result.status.value == "refuted", result.message
+    assert result.witness.quantity == "density" and "decided exactly" in result.message
+    assert "confirmed at 100 digits" not in result.message
+
+
+# -- probability and stability claims: exact refutations say how they were confirmed -------------------
+
+HALF_AND_TINY = R(1, 2) + R(1, 10 ** 120)
+
+
+def _coin(data, eps):
+    return dp.bernoulli(HALF_AND_TINY if data[0] else R(1, 2))
+
+
+def test_a_probability_bound_exceeded_by_a_tiny_amount_is_refuted_exactly() -> None:
+    result = only(dp.spec(_coin, universe=ONE, grid={eps: [1]},
+                          claims=[dp.probability(lambda data, out: out, at_most=R(1, 2))]))
+    assert result.status.value == "refuted", result.message
+    assert "decided exactly" in result.message and "confirmed at 100 digits" not in result.message
+    probability(result.witness.p)
+
+
+def test_a_stability_bound_exceeded_by_a_tiny_amount_is_refuted_exactly() -> None:
+    def release(data, eps):
+        return data[0]
+
+    def predict(output, x):
+        return dp.bernoulli(HALF_AND_TINY if output else R(1, 2))
+    result = only(dp.spec(release, universe=ONE, grid={eps: [1]},
+                          claims=[dp.stability(R(1, 10 ** 130), predict=predict, points=[0])]))
+    assert result.status.value == "refuted", result.message
+    assert "decided exactly" in result.message and "confirmed at 100 digits" not in result.message
+    probability(result.witness.p), probability(result.witness.p_prime)
+
+
+# -- the exact sign tests behind ties --------------------------------------------------------------------
+
+@pytest.mark.parametrize("expr, sign", [
+    (sympy.log(6) - sympy.log(2) - sympy.log(3), 0),
+    (sympy.exp(sympy.log(3)) - 3, 0),
+    (sympy.sqrt(2) * sympy.exp(1) * sympy.pi - sympy.pi * sympy.E * sympy.sqrt(2), 0),
+    (sympy.exp(R(1, 10 ** 30)) - 1 - R(1, 10 ** 30) - R(1, 10 ** 70), 1),
+    (sympy.exp(R(1, 10 ** 30)) - 1 - R(1, 10 ** 30) - R(1, 10 ** 59), -1),
+    (sympy.log(1 + sympy.exp(-300)) - sympy.exp(-300), -1),
+    (sympy.Float(0.1) + sympy.exp(R(1, 10 ** 40)) - 1, None),  # a Float is not exact: no sign
+])
+def test_exact_sign_is_certified_or_none(expr, sign) -> None:
+    assert exact_sign(expr) == sign
+
+
+def test_a_float_is_never_shown_exactly_zero() -> None:
+    """The binary 0.1 is not 1/10, though sympy's rational reading of the Float cancels them."""
+    w = sympy.exp(R(1, 3))
+    assert not is_exactly_zero(sympy.Float(0.1) * (w + 1) ** 2 - (w ** 2 + 2 * w + 1) / 10)

@@ -15,6 +15,7 @@ Gaussian factors have an unbounded loss unless their centres agree.
 """
 from __future__ import annotations
 
+import itertools
 import math
 from dataclasses import dataclass
 from fractions import Fraction
@@ -99,6 +100,8 @@ class Cell:
     reason: str = ""
     exact: bool = True  # the loss is attained at ``points`` (ties can be decided exactly there)
     below: bool = False  # the loss is shown to be at most the claim's eps (single released value)
+    alternatives: tuple = ()  # every choice of points whose ratios may tie with ``points`` (intervals
+    # overlap): an exact decision must look at each, not only at the one the intervals ranked first
 
 
 @dataclass
@@ -113,6 +116,7 @@ class SlotSup:
     exact: bool
     reason: str = ""
     below: bool = False  # shown to be at most the target (the claim's bound for this value)
+    tops: tuple = ()  # every candidate whose ratio may equal the supremum (``where`` among them)
 
 
 def _slot_sup(g: Any, h: Any, backend: Any, target: Any = None, search: bool = True) -> SlotSup:
@@ -130,7 +134,7 @@ def _slot_sup(g: Any, h: Any, backend: Any, target: Any = None, search: bool = T
     if sup.infinite_support is not None:
         point = Candidate(sup.infinite_support, sup.infinite_support)
         return SlotSup(math.inf, math.inf, point, True)
-    best, where = None, None
+    best, where, values = None, None, []
     for candidate in sup.candidates:
         if candidate.growth:
             return SlotSup(math.inf, math.inf, candidate, sup.decided)
@@ -138,6 +142,7 @@ def _slot_sup(g: Any, h: Any, backend: Any, target: Any = None, search: bool = T
         if backend.sign(b) != 1 or backend.sign(a) != 1:
             continue  # a sample at a zero of the density (a cut): no information
         value = a / b
+        values.append((value, candidate))
         if best is None or value.b > best.b:
             best, where = value, candidate
     if best is None:
@@ -146,7 +151,9 @@ def _slot_sup(g: Any, h: Any, backend: Any, target: Any = None, search: bool = T
             return SlotSup(zero, zero, None, True)
         best = zero
     if sup.decided:
-        return SlotSup(best, best, where, True)
+        tops = tuple(dict.fromkeys(c for v, c in values if v.b >= best.a))
+        enclosure = backend.ctx.mpf([best.a, max(v.b for v, _ in values)]) if len(tops) > 1 else best
+        return SlotSup(enclosure, best, where, True, tops=tops)
     if not search:
         return SlotSup(None, best, where, False, "a density with several exponential terms on a piece")
     bound = bound_sup(g, h, best, where, backend, target)
@@ -154,8 +161,9 @@ def _slot_sup(g: Any, h: Any, backend: Any, target: Any = None, search: bool = T
         return SlotSup(None, best, where, False, "a density that may vanish inside a piece")
     enclosure = backend.ctx.mpf([bound.lower.a, bound.upper])
     below = target is not None and bound.upper != math.inf and bound.upper <= target
-    return SlotSup(enclosure if not bound.at_candidate else bound.lower, bound.lower, bound.where,
-                   bound.at_candidate, below=below)
+    single = bound.at_candidate and len(bound.tops) <= 1
+    return SlotSup(bound.lower if single else enclosure, bound.lower, bound.where, bound.at_candidate,
+                   below=below, tops=bound.tops)
 
 
 def _cell(x: tuple, x_prime: tuple, output: Any, w: Any, w_prime: Any, backend: Any, bound: Any = None,
@@ -172,6 +180,7 @@ def _cell(x: tuple, x_prime: tuple, output: Any, w: Any, w_prime: Any, backend: 
     ratio = a.constant / b.constant
     ctx = backend.ctx
     total, lower, points, exact, below = ratio, ratio, [], True, False
+    choices: list[tuple] = []
     target = None
     if bound is not None and len(a.slots) == 1 and backend.sign(ratio) == 1:
         target = (bound / ratio).a
@@ -179,6 +188,7 @@ def _cell(x: tuple, x_prime: tuple, output: Any, w: Any, w_prime: Any, backend: 
         slot = _slot_sup(g, h, backend, target, search)
         below = slot.below
         points.append(slot.where)
+        choices.append(slot.tops or (slot.where,))
         if slot.value is None:
             low = None if slot.lower is None or lower == math.inf else ctx.log(lower * slot.lower)
             return Cell(x, x_prime, output, None, low, points, False, slot.reason)
@@ -188,8 +198,15 @@ def _cell(x: tuple, x_prime: tuple, output: Any, w: Any, w_prime: Any, backend: 
         total, lower = total * slot.value, lower * slot.lower
     if backend.is_zero(ratio):
         return Cell(x, x_prime, output, ctx.mpf(-math.inf), ctx.mpf(-math.inf), points, True)
+    alternatives = tuple(list(c) for c in itertools.islice(itertools.product(*choices), MAX_ALTERNATIVES + 1))
+    if len(alternatives) > MAX_ALTERNATIVES:  # too many tying points to decide each exactly
+        exact, alternatives = False, ()
     return Cell(x, x_prime, output, ctx.log(total), ctx.log(lower), points, True, exact=exact,
-                below=below and target is not None)
+                below=below and target is not None, alternatives=alternatives)
+
+
+MAX_ALTERNATIVES = 64
+"""Choices of tying points per cell that an exact decision examines; beyond: the cell is not exact."""
 
 
 def _support_points(weight: Any, backend: Any) -> Optional[list]:

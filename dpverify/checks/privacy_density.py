@@ -11,6 +11,7 @@ at twice the precision.  Gaussian (eps, delta) claims go to
 """
 from __future__ import annotations
 
+import dataclasses
 import math
 from fractions import Fraction
 from typing import Any, Optional
@@ -26,6 +27,7 @@ from .density_cells import Cell, cells, normalise, slot_value
 from .privacy_density_delta import check_delta
 from .privacy_gaussian import all_gaussian, check_gaussian_delta, gaussian_beyond
 from .result import PointResult, Status, Witness
+from .witness import CONFIRM_DIGITS, number, positive
 from .workspace import decimal, params
 
 
@@ -77,13 +79,14 @@ def check_density(program: Any, point: Point, eps: sympy.Expr, delta: sympy.Expr
         return result
     exact_laws: dict = {}
     for cell in straddling:
-        sign = _exact_excess(program, point, eps, cell, table, exact_laws)
+        sign, points = _exact_excess(program, point, eps, cell, table, exact_laws)
         if sign is None:
             result.message = (f"cannot decide the density ratio for X={cell.x!r}, X'={cell.x_prime!r}, "
                               f"o={cell.output!r}: intervals overlap and sympy could not decide")
             return result
         if sign > 0:
-            return _refute(program, point, eps, cell, table, result, exact=True)
+            return _refute(program, point, eps, dataclasses.replace(cell, points=points), table, result,
+                           exact=True)
     if undecided:
         result.message = (f"no violation found, but {len(undecided)} cells are undecided: {undecided[0].reason} "
                           f"(e.g. X={undecided[0].x!r}, X'={undecided[0].x_prime!r}, o={undecided[0].output!r})")
@@ -163,20 +166,33 @@ def _evaluate(law: dict, output: Any, points: list, backend: Any) -> Any:
 
 
 def _exact_excess(program: Any, point: Point, eps: sympy.Expr, cell: Cell, table: Any,
-                  cache: dict) -> Optional[int]:
-    """Sign of sup density(X) - e^eps density(X') at the cell's attaining points, in exact sympy."""
+                  cache: dict) -> tuple[Optional[int], Optional[list]]:
+    """(sign, points): the sign of sup density(X) - e^eps density(X') in exact sympy, decided at every
+    choice of attaining points the intervals could not rank (``cell.alternatives``), and the points of
+    the largest sign (a positive sign is a violation there)."""
     exact = SympyBackend()
     for data in (cell.x, cell.x_prime):
         if data not in cache:
             cache[data] = distribution(program, data, params(point), exact, table.windows)
     law, law_prime = cache[cell.x], cache[cell.x_prime]
-    p = _evaluate(law, cell.output, cell.points, exact)
-    q = _evaluate(law_prime, cell.output, cell.points, exact)
-    return exact_sign(sympy.simplify(p - sympy.exp(eps) * q))
+    worst: tuple[Optional[int], Optional[list]] = (-1, cell.points)
+    for points in cell.alternatives or (cell.points,):
+        p = _evaluate(law, cell.output, points, exact)
+        q = _evaluate(law_prime, cell.output, points, exact)
+        sign = exact_sign(sympy.simplify(p - sympy.exp(eps) * q))
+        if sign is None:
+            return None, None
+        if sign > 0:
+            return sign, points
+        if sign > worst[0]:
+            worst = (sign, points)
+    return worst
 
 
-def _witness_points(cell: Cell, law: dict, law_prime: dict, bound: Any, backend: Any) -> Optional[list]:
-    """Interior points where density(X) > bound * density(X') (a cut is a limit, not a witness)."""
+def _witness_points(cell: Cell, law: dict, law_prime: dict, bound: Any, backend: Any,
+                    closeness: int = 8) -> Optional[list]:
+    """Interior points where density(X) > bound * density(X') (a cut is a limit, not a witness): a
+    candidate at a cut moves inside its piece, to within 2^-closeness of the way to the cut."""
     a = normalise(law[cell.output], backend)
     b = normalise(law_prime[cell.output], backend) if cell.output in law_prime else None
     points = []
@@ -193,7 +209,7 @@ def _witness_points(cell: Cell, law: dict, law_prime: dict, bound: Any, backend:
             continue
         t = candidate.t
         if t != candidate.inside:  # move strictly inside the piece, towards the cut
-            t = candidate.inside + (t - candidate.inside) * Fraction(255, 256)
+            t = candidate.inside + (t - candidate.inside) * (1 - Fraction(1, 2 ** closeness))
         points.append(Candidate(t, t))
     return points
 
@@ -233,30 +249,82 @@ def _released_values(mixes: tuple, points: list) -> list:
 
 def _refute(program: Any, point: Point, eps: sympy.Expr, cell: Cell, table: Any, result: PointResult,
             exact: bool = False) -> PointResult:
+    """Confirm a violating cell at an interior witness point on laws recomputed at twice the precision
+    (``exact``: a violation decided by exact sympy, confirmed in that reading, moving the witness
+    towards its cut until the exact ratio there exceeds e^eps)."""
     dps = 2 * table.backend.dps
     fresh = IntervalBackend(dps)
     law = distribution(program, cell.x, params(point), fresh, table.windows)
     law_prime = distribution(program, cell.x_prime, params(point), fresh, table.windows)
     e_eps = fresh.exp(eps)
-    points = _witness_points(cell, law, law_prime, e_eps, fresh) if cell.output in law else None
+    if cell.output not in law:
+        result.message = f"a violation found at {table.backend.dps} digits has no witness point to confirm"
+        return result
+    if exact:
+        return _refute_exactly(program, point, eps, cell, table, result, law, law_prime)
+    points = _witness_points(cell, law, law_prime, e_eps, fresh)
     if points is None:
         result.message = f"a violation found at {table.backend.dps} digits has no witness point to confirm"
         return result
-    p = _evaluate(law, cell.output, points, fresh)
-    q = _evaluate(law_prime, cell.output, points, fresh)
-    for mix in set(m for m in a_mixes(law, cell) if m is not None):  # densities of y = A w: divide by |det A|
-        determinant = fresh.num(abs(_determinant(mix[1])))
-        p, q = p / determinant, q / determinant
-    if not ((p - e_eps * q).a > 0 or (exact and fresh.sign(p - e_eps * q) != -1)):
+    p, q = _densities(law, law_prime, cell, points, fresh)
+    if not (p - e_eps * q).a > 0:
         result.message = f"a violation found at {table.backend.dps} digits was not confirmed at {dps} digits"
         return result
+    shown = [number(p, probability=not points), number(q, probability=not points),
+             "inf" if fresh.is_zero(q) else number(p / q, probability=False)]
+    return _refuted(result, cell, law, points, shown, decimal(e_eps), f"confirmed at {dps} digits")
+
+
+def _refute_exactly(program: Any, point: Point, eps: sympy.Expr, cell: Cell, table: Any, result: PointResult,
+                    law: dict, law_prime: dict) -> PointResult:
+    exact = SympyBackend()
+    laws = [distribution(program, data, params(point), exact, table.windows) for data in (cell.x, cell.x_prime)]
+    bound = sympy.exp(eps)
+    for closeness in WITNESS_CLOSENESS:
+        points = _witness_points(cell, law, law_prime, table.backend.exp(eps), table.backend, closeness)
+        if points is None:
+            break
+        p, q = _densities(laws[0], laws[1], cell, points, exact)
+        if positive(p - bound * q):
+            shown = [number(p, probability=not points), number(q, probability=not points),
+                     "inf" if q == 0 else number(p / q, probability=False)]
+            excess = number(p - bound * q, probability=False)
+            return _refuted(result, cell, law, points, shown, number(bound, probability=False),
+                            f"the certified intervals cannot separate the ratio from e^eps; decided exactly by "
+                            f"sympy (the difference is {excess} > 0, confirmed by a strict {CONFIRM_DIGITS}-digit "
+                            "evaluation)")
+    result.message = (f"a violation decided exactly at X={cell.x!r}, X'={cell.x_prime!r}, o={cell.output!r} has no "
+                      f"interior witness point confirmed by a strict {CONFIRM_DIGITS}-digit evaluation")
+    return result
+
+
+WITNESS_CLOSENESS = (8, 64, 256, 1024)
+"""How close (2^-k of the way) an exact witness may move towards the cut where the supremum is reached."""
+
+
+def _densities(law: dict, law_prime: dict, cell: Cell, points: list, backend: Any) -> tuple[Any, Any]:
+    """The two densities (or probabilities, without released values) of the cell's output at ``points``."""
+    p = _evaluate(law, cell.output, points, backend)
+    q = _evaluate(law_prime, cell.output, points, backend)
+    for mix in set(m for m in a_mixes(law, cell) if m is not None):  # densities of y = A w: divide by |det A|
+        determinant = backend.num(abs(_determinant(mix[1])))
+        p, q = p / determinant, q / determinant
+    return p, q
+
+
+def _refuted(result: PointResult, cell: Cell, law: dict, points: list, shown: list, bound: Optional[str],
+             how: str) -> PointResult:
+    if None in shown:
+        result.message = (f"a violation at X={cell.x!r}, X'={cell.x_prime!r}, o={cell.output!r} was confirmed, but "
+                          "its witness numbers are not pinned down (too wide to print)")
+        return result
+    p, q, ratio = shown
     values = ", ".join(f"v{k}={value}" for k, value in enumerate(_released_values(a_mixes(law, cell), points)))
-    ratio = "inf" if fresh.is_zero(q) else decimal(p / q)
     density = "density" if points else "probability"
     result.status = Status.REFUTED
     result.witness = Witness(cell.x, cell.x_prime, f"{cell.output!r} at {values}" if points else cell.output,
-                             decimal(p), decimal(q), ratio)
+                             p, q, ratio, quantity=density)
     result.message = (f"X={cell.x!r} and X'={cell.x_prime!r} are neighbours; the {density} of "
-                      f"o={cell.output!r}{' at ' + values if points else ''} is {decimal(p)} under X and "
-                      f"{decimal(q)} under X', ratio {ratio} > e^eps = {decimal(e_eps)}; confirmed at {dps} digits")
+                      f"o={cell.output!r}{' at ' + values if points else ''} is {p} under X and "
+                      f"{q} under X', ratio {ratio} > e^eps = {bound}; {how}")
     return result

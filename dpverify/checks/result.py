@@ -49,6 +49,7 @@ class Witness:
     p: str
     p_prime: str
     ratio: Optional[str] = None
+    quantity: str = "probability"  # what p and p_prime are: "probability", or "density" of released values
 
 
 @dataclass

@@ -258,8 +258,13 @@ def is_exactly_zero(expr: sympy.Expr) -> bool:
 
     Every exp(r) with rational r is rewritten as w**(r*L) with w = e^(1/L); as
     e^(1/L) is transcendental (Lindemann-Weierstrass), the expression is zero
-    exactly when the resulting rational function in w cancels to zero.
+    exactly when the resulting rational function in w cancels to zero.  Other
+    transcendentals (log 2, pi, exp(sqrt 2)) stay atoms: an identity in them and w
+    holds at their values too.  A sympy Float is not exact (sympy rounds arithmetic
+    with it, and simplify turns it into a nearby rational): never shown zero.
     """
+    if sympy.sympify(expr).has(sympy.Float):
+        return False
     expr = sympy.expand(expr, power_exp=True, mul=False, multinomial=False, log=False, basic=False)
     powers = {a: a.args[0] for a in expr.atoms(sympy.exp) if a.args[0].is_Rational}
     if expr.has(sympy.E):
@@ -283,8 +288,12 @@ def exact_sign(expr: sympy.Expr, digits: int = 60) -> Optional[int]:
     Zero is recognised only by exact algebra (:func:`is_exactly_zero`), never
     from a numeric value; a non-zero sign only from a numeric evaluation that
     sympy certifies to ``digits`` digits (``strict=True`` raises when it cannot).
+    An expression holding a sympy Float has no exact sign here (None): sympy rounds
+    arithmetic with Floats (0.1 - 1/10 becomes 0, though the binary 0.1 is larger).
     """
     expr = sympy.sympify(expr)
+    if expr.has(sympy.Float):
+        return None
     if expr.is_zero:
         return 0
     if expr.is_positive:

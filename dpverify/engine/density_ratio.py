@@ -262,6 +262,7 @@ class Bound:
     upper: Any
     where: Optional[Candidate]
     at_candidate: bool
+    tops: tuple = ()  # every point examined whose ratio may equal the supremum (intervals overlap)
 
 
 def bound_sup(g: pw.Piecewise, h: pw.Piecewise, lower: Any, where: Optional[Candidate], backend: Any,
@@ -277,6 +278,13 @@ def bound_sup(g: pw.Piecewise, h: pw.Piecewise, lower: Any, where: Optional[Cand
     g, h = pw.refine(g, cuts), pw.refine(h, cuts)
     upper = lower.b
     at_candidate = True
+    seen = [(lower, where)]  # every point whose ratio was evaluated: the supremum may sit at any that ties
+
+    def done(at: bool) -> Bound:
+        """The bound: the enclosure reaches every examined point that may tie with ``lower``."""
+        tops = [(v, c) for v, c in seen if c is not None and v.b >= lower.a]
+        top = max([upper, lower.b] + [v.b for v, _ in tops])
+        return Bound(lower, top, where, at, tuple(dict.fromkeys(c for _, c in tops)))
     for index, (gt, ht) in enumerate(zip(g.pieces, h.pieces)):
         gt, ht = _nonzero(gt, backend), _nonzero(ht, backend)
         if not gt or (len(gt) == 1 and len(ht) == 1 and all(d == 0 for _, d in list(gt) + list(ht))
@@ -292,6 +300,8 @@ def bound_sup(g: pw.Piecewise, h: pw.Piecewise, lower: Any, where: Optional[Cand
             for _ in range(16):
                 edge = anchor + step
                 value = _point_ratio(gf, hf, edge)
+                if value is not None:
+                    seen.append((value, Candidate(edge, edge)))
                 if value is not None and value.a > lower.a:
                     lower, where = value, Candidate(edge, edge)
                 tail = _tail_bound(gt, ht, edge, -1 if lo is None else 1, backend)
@@ -310,6 +320,7 @@ def bound_sup(g: pw.Piecewise, h: pw.Piecewise, lower: Any, where: Optional[Cand
         gf, hf = _Form(gt, backend), _Form(ht, backend)
         ends = {end: r for end in (lo, hi) if (r := _point_ratio(gf, hf, end)) is not None}
         for end, r in ends.items():
+            seen.append((r, Candidate(end, (lo + hi) / 2)))
             if r.a > lower.a:
                 lower, where = r, Candidate(end, (lo + hi) / 2)
         stack = [(lo, hi)]
@@ -325,13 +336,15 @@ def bound_sup(g: pw.Piecewise, h: pw.Piecewise, lower: Any, where: Optional[Cand
                 continue
             mid = (a + b) / 2
             value = _point_ratio(gf, hf, mid)
+            if value is not None:
+                seen.append((value, Candidate(mid, mid)))
             if value is not None and value.a > lower.a:
                 lower, where = value, Candidate(mid, mid)
                 if target is not None and lower.a > target:
-                    return Bound(lower, max(upper, lower.b), where, False)
+                    return done(False)
             if b - a < MIN_WIDTH or boxes > MAX_BOXES:
                 upper = max(upper, bound)
                 at_candidate = False
                 continue
             stack += [(a, mid), (mid, b)]
-    return Bound(lower, max(upper, lower.b), where, at_candidate)
+    return done(at_candidate)
