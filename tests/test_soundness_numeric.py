@@ -208,3 +208,24 @@ def test_a_float_is_never_shown_exactly_zero() -> None:
     """The binary 0.1 is not 1/10, though sympy's rational reading of the Float cancels them."""
     w = sympy.exp(R(1, 3))
     assert not is_exactly_zero(sympy.Float(0.1) * (w + 1) ** 2 - (w ** 2 + 2 * w + 1) / 10)
+
+
+# -- sample complexity: the n a verdict covers -------------------------------------------------------------
+
+def test_a_bound_just_below_an_integer_is_checked_at_the_next_integer() -> None:
+    """bound = 10^100 ln(1 + 10^-100) + 2 is just below 3, so the claim covers n >= 3 (sympy's ceiling says
+    2); the learner fails exactly at n = 3."""
+    population = {(x, int(x >= 2)): Fraction(1, 3) for x in (0, 1, 2)}
+
+    def learner(data, eps):
+        return 0 if len(data) == 3 else 2
+
+    def error(t):
+        return sum(p for (x, y), p in population.items() if int(x >= t) != y)
+    bound = 10 ** 100 * sympy.log(1 + TINY) + 2
+    spec = dp.spec(learner, universe=dp.universe(list(population), n=1, neighbours=dp.REPLACE_ONE),
+                   grid={eps: [1]}, claims=[dp.sample_complexity(population=population, error=error,
+                                                                 alpha=R(1, 4), beta=R(1, 4), bound=bound)])
+    result = only(spec)
+    assert result.figures["n_bound"] == 3
+    assert result.status.value == "refuted", result.message

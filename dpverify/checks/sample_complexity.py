@@ -26,16 +26,17 @@ from fractions import Fraction
 from typing import Any, Optional
 
 import sympy
+from mpmath.libmp import to_rational
 
 from ..dsl.claims import Claim
 from ..dsl.learning import SampleComplexity
 from ..dsl.params import Point, point_label, substitute
 from ..dsl.spec import Spec
-from ..engine.backend import IntervalBackend
+from ..engine.backend import IntervalBackend, exact_float, exact_sign
 from ..engine.enumerate import Session
 from ..engine.fastlaw import ExpAtoms, bits_for, capture
 from ..engine.reading import _call, keywords
-from ..errors import EnumerationTooLarge
+from ..errors import EnumerationTooLarge, SpecError
 from .result import PointResult, Status, Witness
 from .workspace import Workspace, decimal, params
 
@@ -48,6 +49,25 @@ default, enough for small populations; raise --max-work for a full scan of large
 CONFIRM_GENERAL_UP_TO = 20_000
 """A refutation at the bound's n is confirmed with the general interval reading for every multiset when
 there are at most this many multisets (a few seconds at twice the precision), else with the fast reading."""
+
+
+def least_n(bound: sympy.Expr, dps: int) -> int:
+    """The least integer n >= bound, decided with certified digits (and exactly when the bound is
+    an integer in disguise): sympy's own ceiling can be off by one for a bound within 10^-100 of
+    an integer, and the claim covers n >= bound only."""
+    if isinstance(bound, sympy.Integer):
+        return int(bound)
+    enclosure = IntervalBackend(dps).num(bound)
+    lo, hi = (Fraction(*to_rational(end)) for end in enclosure._mpi_)  # the exact ends
+    lo, hi = math.ceil(lo), math.floor(hi)
+    if lo > hi:  # no integer in the enclosure: the bound lies strictly between hi and lo
+        return lo
+    if lo == hi:
+        sign = exact_sign(bound - lo)
+        if sign is not None:
+            return lo if sign <= 0 else lo + 1
+    raise SpecError(f"sample_complexity: cannot decide the least integer n >= bound = {bound}",
+                    "give the bound as an exact number or a simpler expression")
 
 
 def multisets(records: tuple, n: int) -> int:
@@ -64,7 +84,7 @@ class SampleComplexityCheck:
         alpha = substitute(claim.alpha, point, "alpha")
         beta = substitute(claim.beta, point, "beta")
         bound = substitute(claim.bound, point, "bound")
-        n_bound = int(sympy.ceiling(bound))
+        n_bound = least_n(bound, ws.options.precision)
         records = tuple(r for r, _ in claim.population)
         work = multisets(records, n_bound)
         if work > ws.options.max_work // 10:
@@ -85,9 +105,11 @@ class SampleComplexityCheck:
         if at_bound.b <= limit.a:
             scan = (f"the guarantee holds for every n from {smallest} to {n_bound}" if complete else
                     f"the guarantee holds for every n from {smallest} to {n_bound} (smaller n were not "
-                    f"scanned: raise --max-work for the full scan)")
-            result.message = (f"at the bound's n = {n_bound}, P[error > {alpha}] = {decimal(at_bound)} <= beta = "
-                              f"{decimal(beta)}; {scan}")
+                    f"decided: raise --max-work for the full scan)")
+            result.message = (f"verified at n = {n_bound}, the least n the claim covers (n >= {bound}): "
+                              f"P[error > {alpha}] = {decimal(at_bound)} <= beta = {decimal(beta)}; larger n are "
+                              f"not checked (the failure probability need not decrease in n); {scan}")
+            result.figures["verified_n"] = [n_bound]
             return result
         # The confirmation reads every run with the general interval reading when that is affordable,
         # independently of the fast reading that found the failure; above that, the fast one at 2x digits.
@@ -120,8 +142,9 @@ class SampleComplexityCheck:
             spent += multisets(failure.records, n)
             if spent > budget and smallest is not None:
                 return smallest, False
-            if not failure.at(n).b <= limit.a:
-                return smallest, True
+            value = failure.at(n)
+            if not value.b <= limit.a:
+                return smallest, value.a > limit.b  # complete only when n is shown to fail
             smallest = n
         return smallest, True
 
@@ -166,9 +189,16 @@ class FailureProbability:
         self._atoms: dict[int, ExpAtoms] = {}
 
     def _is_bad(self, output: Any) -> bool:
+        """error(output) > alpha, decided exactly (a tie is not bad; a float must be exact)."""
         if output not in self._bad:
             error = self.claim.error(output, **keywords(self.claim.error, self.values, skip=1))
-            self._bad[output] = bool(sympy.sympify(error) > self.alpha)
+            if isinstance(error, float):
+                error = exact_float(error)
+            sign = exact_sign(sympy.sympify(error) - self.alpha)
+            if sign is None:
+                raise SpecError(f"sample_complexity: cannot decide whether the error {error} of output {output!r} "
+                                f"exceeds alpha = {self.alpha}", "return the error as an exact rational")
+            self._bad[output] = sign > 0
         return self._bad[output]
 
     def at(self, n: int) -> Any:
