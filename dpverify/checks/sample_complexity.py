@@ -38,6 +38,7 @@ from ..engine.fastlaw import ExpAtoms, bits_for, capture
 from ..engine.reading import _call, keywords
 from ..errors import EnumerationTooLarge, SpecError
 from .result import PointResult, Status, Witness
+from .witness import number
 from .workspace import Workspace, decimal, params
 
 
@@ -116,13 +117,14 @@ class SampleComplexityCheck:
         independent = work <= CONFIRM_GENERAL_UP_TO
         confirm = FailureProbability(spec, claim, point, alpha, 2 * ws.options.precision,
                                      fast=not independent).at(n_bound)
-        if not confirm.a > IntervalBackend(2 * ws.options.precision).num(beta).b:
+        shown = number(confirm)
+        if not confirm.a > IntervalBackend(2 * ws.options.precision).num(beta).b or shown is None:
             result.status = Status.UNKNOWN
             result.message = f"P[error > alpha] at n = {n_bound} cannot be separated from beta at this precision"
             return result
         result.status = Status.REFUTED
-        result.witness = Witness(n_bound, None, f"error > {alpha}", decimal(confirm), decimal(beta))
-        result.message = (f"at the bound's n = {n_bound}, P[error > {alpha}] = {decimal(confirm)} > beta = "
+        result.witness = Witness(n_bound, None, f"error > {alpha}", shown, decimal(beta))
+        result.message = (f"at the bound's n = {n_bound}, P[error > {alpha}] = {shown} > beta = "
                           f"{decimal(beta)} (exact over {multisets(records, n_bound):,} multisets, confirmed at "
                           f"{2 * ws.options.precision} digits)")
         return result
