@@ -24,6 +24,7 @@ from .exactnum import Q
 
 FOR_ALL_SAMPLES = (Fraction(1, 10), Fraction(1, 3), Fraction(1, 2), Fraction(1), Fraction(2), Fraction(5))
 STATS: Counter = Counter()  # verdicts seen in this process (reported by the tests)
+REASONS: Counter = Counter()  # why points came back error or unknown (the start of the message)
 
 
 @dataclass
@@ -107,6 +108,7 @@ def compare(case: Case, ref: Reference, report: Any) -> list[Finding]:
     spec_reports = report.specs
     if not spec_reports or spec_reports[0].error:
         STATS["load error"] += 1
+        REASONS[f"load error: {_reason(spec_reports[0].error) if spec_reports else 'no spec'}"] += 1
         return findings
     by_id = {f"c{i}": c for i, c in enumerate(case.claims)}
     order = privacy.order_dependent(ref.laws(case.grid[0]), ref.data) if case.symmetric else None
@@ -115,12 +117,20 @@ def compare(case: Case, ref: Reference, report: Any) -> list[Finding]:
         for point in result.points:
             status = point.status.value
             STATS[status] += 1
+            if status in ("unknown", "error") or "no proof" in point.message:
+                why = point.message[point.message.find("no proof"):] if status == "verified" else point.message
+                REASONS[f"{status}: {_reason(why)}"] += 1
             eps = _point_eps(point.params)
             if eps is None or status in ("unknown", "error"):
                 continue
             label = f"{result.claim_id} ({claim.label}) at eps={eps}"
             findings += _judge(case, ref, claim, eps, status, point, label, order)
     return findings
+
+
+def _reason(message: str) -> str:
+    """The start of a message without file paths and numbers (to count reasons)."""
+    return re.sub(r"[0-9]+", "N", re.sub(r"\S*fuzz_case\.py:[0-9]+: ", "", message))[:100]
 
 
 def _judge(case: Case, ref: Reference, claim: ClaimSpec, eps: Fraction, status: str, point: Any,
