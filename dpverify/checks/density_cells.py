@@ -159,11 +159,15 @@ def _slot_sup(g: Any, h: Any, backend: Any, target: Any = None, search: bool = T
     bound = bound_sup(g, h, best, where, backend, target)
     if bound is None:
         return SlotSup(None, best, where, False, "a density that may vanish inside a piece")
-    enclosure = backend.ctx.mpf([bound.lower.a, bound.upper])
-    below = target is not None and bound.upper != math.inf and bound.upper <= target
-    single = bound.at_candidate and len(bound.tops) <= 1
+    # the single-term pieces' candidates that may tie with the supremum count as well
+    ties = [(v, c) for v, c in values if v.b >= bound.lower.a]
+    tops = tuple(dict.fromkeys([*bound.tops, *(c for _, c in ties)]))
+    upper = max([bound.upper, *(v.b for v, _ in ties)])
+    enclosure = backend.ctx.mpf([bound.lower.a, upper])
+    below = target is not None and upper != math.inf and upper <= target
+    single = bound.at_candidate and len(tops) <= 1
     return SlotSup(bound.lower if single else enclosure, bound.lower, bound.where, bound.at_candidate,
-                   below=below, tops=bound.tops)
+                   below=below, tops=tops)
 
 
 def _cell(x: tuple, x_prime: tuple, output: Any, w: Any, w_prime: Any, backend: Any, bound: Any = None,
