@@ -86,7 +86,7 @@ def test_a_built_in_relation_without_pairs_is_refused_where_declared(tmp_path, m
     body = spec_with(LEAK, "dp.universe([0], n=2, neighbours=dp.REPLACE_ONE)")
     result = run(tmp_path, monkeypatch, {"lonely.py": body})
     assert result.exit_code == 2 and "lonely.py:6" in result.output, result.output
-    assert "neighbours" in result.output
+    assert "no pair of neighbouring datasets" in result.output
 
 
 # -- class 4: symmetric=True -------------------------------------------------------------------

@@ -24,6 +24,8 @@ from ..errors import EnumerationTooLarge, NotRational, SpecError
 DEFAULT_PRECISION = 50
 DEFAULT_MAX_WORK = 50_000_000
 DIGITS = 40  # significant digits in every decimal string we print
+PAIR_CLAIMS = frozenset({"private", "private_prediction", "stability"})
+"""Claim kinds that quantify over neighbouring pairs: vacuous (and refused) on a universe without one."""
 
 
 @dataclass
@@ -48,7 +50,8 @@ class Workspace:
         if key not in self._universes:
             datasets = enumerate_datasets(spec.universe)
             left, right = neighbour_pairs(spec.universe, datasets)
-            require_pairs(spec.universe, left)
+            if any(claim.kind in PAIR_CLAIMS for claim in spec.claims):
+                require_pairs(spec.universe, left)
             self._universes[key] = (datasets, left, right)
         return self._universes[key]
 

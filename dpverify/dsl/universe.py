@@ -91,7 +91,7 @@ def universe(records: Iterable[Hashable], n: int | Iterable[int], *,
     True or False.  DP compares both directions, so a custom relation is closed
     under symmetry: x and x' are neighbours when ``rel(x, x')`` or
     ``rel(x_prime, x)`` (a one-directional "x' is x minus a record" works).  A
-    universe in which no two datasets are neighbours is an error.
+    claim over the neighbouring pairs of a universe that has none is an error.
     ``symmetric=True`` states that the mechanism ignores record order, so the
     engine enumerates multisets; the checks verify the statement (every
     ordering of each multiset must give the same law, exactly) before relying
@@ -122,23 +122,7 @@ def universe(records: Iterable[Hashable], n: int | Iterable[int], *,
         if not all(isinstance(r, tuple) and len(r) == 2 for r in records):
             raise SpecError("label-only neighbours need records (x, y)",
                             "build the records with dp.labelled(xs, labels)")
-    if isinstance(neighbours, Neighbours) and not _has_pairs(records, sizes, neighbours):
-        raise SpecError(f"no two datasets of {len(records)} record(s) with n={n!r} are {neighbours.value} "
-                        "neighbours, so a claim over the pairs would hold without saying anything",
-                        "give at least two records (for label-only: two labels of one x) and a size n >= 1")
     return Universe(records, sizes, neighbours, bool(symmetric), _caller())
-
-
-def _has_pairs(records: tuple, sizes: tuple[int, ...], relation: Neighbours) -> bool:
-    """Whether a built-in relation relates any two datasets of the universe."""
-    if relation is Neighbours.ADD_REMOVE:
-        return True  # checked above: two consecutive sizes
-    if sizes[-1] < 1:
-        return False
-    if relation is Neighbours.LABEL_ONLY:
-        xs = [x for x, _ in records]
-        return len(set(xs)) < len(xs)
-    return len(records) > 1
 
 
 def _caller() -> Optional[tuple[str, int]]:
