@@ -306,6 +306,6 @@ def exact_sign(expr: sympy.Expr, digits: int = 60) -> Optional[int]:
         value = expr.evalf(digits, strict=True)
     except Exception:  # PrecisionExhausted and friends: cannot tell
         return None
-    if not value.is_number or value.is_zero:
+    if not (value.is_Float or value.is_Rational) or value.is_zero:  # complex, or not a number: no sign
         return None
     return 1 if value > 0 else -1
