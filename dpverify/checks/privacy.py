@@ -29,7 +29,7 @@ from .privacy_density import check_density
 from .privacy_density_proof import prove_density
 from .privacy_proof import Proof, prove_private
 from .result import PointResult, Status, Witness
-from .witness import CONFIRM_DIGITS, number, positive
+from .witness import CONFIRM_DIGITS, figure, number, positive
 from .workspace import Workspace, decimal, params
 
 
@@ -233,12 +233,13 @@ def _approximate(program: Any, point: Point, eps: sympy.Expr, delta: sympy.Expr,
     backend = table.backend
     eps_iv, delta_iv = backend.num(eps), backend.num(delta)
     achieved, _ = losses.hockey_stick(eps_iv)
-    result.achieved_delta = decimal(achieved)
+    result.achieved_delta, pinned = figure(achieved)
     result.achieved_epsilon = _smallest_epsilon(losses, delta_iv)
     result.method = "exact enumeration, hockey-stick divergence, certified intervals"
     if achieved.b <= delta_iv.a:
         result.status = Status.VERIFIED
-        result.message = f"holds on all {scope}; achieved delta at the claimed epsilon {result.achieved_delta}"
+        result.message = (f"holds on all {scope}; achieved delta at the claimed epsilon "
+                          f"{'' if pinned else 'at most '}{result.achieved_delta}")
         return result
     reaching = losses.pairs_reaching(eps_iv, delta_iv)
     above = [pair for value, pair in reaching if value.a > delta_iv.b]
@@ -264,7 +265,8 @@ def _approximate(program: Any, point: Point, eps: sympy.Expr, delta: sympy.Expr,
             return _refute_delta_exactly(pair, event, p_event, q_event, eps, delta, result)
     result.status = Status.VERIFIED
     result.method += "; exact sympy for ties"
-    result.message = (f"holds on all {scope}; achieved delta at the claimed epsilon {result.achieved_delta}"
+    result.message = (f"holds on all {scope}; achieved delta at the claimed epsilon "
+                      f"{'' if pinned else 'at most '}{result.achieved_delta}"
                       + (f" (tight: {len(reaching)} pairs reach delta, decided exactly by sympy)" if reaching else ""))
     return result
 

@@ -21,7 +21,7 @@ from ..engine.noisy import Density
 from ..engine.reading import distribution
 from .density_cells import normalise
 from .result import PointResult, Status, Witness
-from .witness import number
+from .witness import figure, number
 from .workspace import decimal, params
 
 
@@ -150,10 +150,11 @@ def check_delta(program: Any, point: Point, eps: sympy.Expr, delta: sympy.Expr, 
         result.status, result.achieved_delta = Status.VERIFIED, "0.0"
         result.message = f"holds on all {scope}: every dataset has the same law"
         return result
-    result.achieved_delta = decimal(worst)
+    result.achieved_delta, pinned = figure(worst)
     if worst.b <= delta_iv.a:
         result.status = Status.VERIFIED
-        result.message = f"holds on all {scope}; achieved delta at the claimed epsilon {result.achieved_delta}"
+        result.message = (f"holds on all {scope}; achieved delta at the claimed epsilon "
+                          f"{'' if pinned else 'at most '}{result.achieved_delta}")
         return result
     if not worst.a > delta_iv.b:
         result.message = f"delta(eps) = {result.achieved_delta} is too close to the claimed delta to decide"

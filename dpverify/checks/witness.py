@@ -60,3 +60,11 @@ def positive(value: sympy.Expr, digits: int = CONFIRM_DIGITS) -> bool:
     except Exception:  # PrecisionExhausted and friends: not confirmed
         return False
     return bool(approx.is_Float and approx > 0)
+
+
+def figure(value: Any) -> tuple[str, bool]:
+    """(text, exact) for a certified interval shown as a figure: its decimal when pinned down, else its
+    upper end (``exact`` False: the figure is then only an upper bound -- a midpoint of a wide
+    interval would be a number the computation never established)."""
+    shown = number(value, probability=False)
+    return (shown, True) if shown is not None else (decimal(value.b), False)
