@@ -267,7 +267,8 @@ def _approximate(program: Any, point: Point, eps: sympy.Expr, delta: sympy.Expr,
     result.method += "; exact sympy for ties"
     result.message = (f"holds on all {scope}; achieved delta at the claimed epsilon "
                       f"{'' if pinned else 'at most '}{result.achieved_delta}"
-                      + (f" (tight: {len(reaching)} pairs reach delta, decided exactly by sympy)" if reaching else ""))
+                      + (f" ({len(reaching)} pairs the intervals could not separate from delta, each decided exactly by "
+                         "sympy)" if reaching else ""))
     return result
 
 
