@@ -344,7 +344,7 @@ class Ticket:
         self.leaves = 0
         self.seen = -1
         self.since = 0.0
-        self.fired = False
+        self.fired = 0  # how often the limit fired for the current execution (spec code may catch it)
 
 
 class Watchdog:
@@ -388,8 +388,8 @@ class Watchdog:
                 for ticket in self._tickets:
                     if ticket.leaves != ticket.seen:
                         ticket.seen, ticket.since = ticket.leaves, now
-                    elif not ticket.fired and now - ticket.since >= limit:
-                        ticket.fired = True
+                    elif now - ticket.since >= limit * (ticket.fired + 1):  # again if it was caught
+                        ticket.fired += 1
                         ctypes.pythonapi.PyThreadState_SetAsyncExc(ctypes.c_ulong(ticket.thread),
                                                                    ctypes.py_object(WallClockLimit))
 

@@ -186,6 +186,8 @@ class Runner:
                 if trace is not None:
                     self._trail = []
                 output = self._execute(program)
+                if ticket.fired:  # the program caught the safety net's exception and went on
+                    raise contract.escaped(contract.WallClockLimit())
                 if trace is not None:
                     trace.append((tuple(self._trail), tuple(self._path), output, self.noise is not None))
                 if leaves == 1:
