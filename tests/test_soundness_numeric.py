@@ -229,3 +229,13 @@ def test_a_bound_just_below_an_integer_is_checked_at_the_next_integer() -> None:
     result = only(spec)
     assert result.figures["n_bound"] == 3
     assert result.status.value == "refuted", result.message
+
+
+def test_a_huge_eps_exponential_mechanism_is_decided_exactly() -> None:
+    """At eps = 2000 the loss of o = 0 is 1000 + about e^-1000: a claim of 1000 is false by 10^-435."""
+    def em(data, eps):
+        return dp.exponential([0, 1, 2], lambda c: -abs(c - sum(data)), eps, sensitivity=1)
+    result = only(dp.spec(em, universe=ONE, grid={eps: [2000]}, claims=[dp.private(eps / 2)]))
+    assert result.status.value == "refuted", result.message
+    assert "decided exactly" in result.message
+    probability(result.witness.p), probability(result.witness.p_prime)

@@ -43,11 +43,8 @@ def number(value: Any, *, probability: bool = True) -> Optional[str]:
 def _exact(value: sympy.Expr, probability: bool) -> Optional[str]:
     if value.is_zero:
         return decimal(sympy.Integer(0))
-    try:
-        approx = value.evalf(DIGITS + 5, strict=True)
-    except Exception:  # PrecisionExhausted and friends: not certified
-        return None
-    if not approx.is_Float or (probability and not 0 <= approx <= 1):
+    approx = _strict(value, DIGITS + 5)
+    if approx is None or not approx.is_Float or (probability and not 0 <= approx <= 1):
         return None
     return decimal(approx)
 
@@ -55,11 +52,19 @@ def _exact(value: sympy.Expr, probability: bool) -> Optional[str]:
 def positive(value: sympy.Expr, digits: int = CONFIRM_DIGITS) -> bool:
     """True only when a strict evaluation of the exact ``value`` at ``digits`` digits is certified
     positive: the independent confirmation of a sign found exactly (zero or undecided: False)."""
-    try:
-        approx = sympy.sympify(value).evalf(digits, strict=True)
-    except Exception:  # PrecisionExhausted and friends: not confirmed
-        return False
-    return bool(approx.is_Float and approx > 0)
+    approx = _strict(sympy.sympify(value), digits)
+    return bool(approx is not None and approx.is_Float and approx > 0)
+
+
+def _strict(value: sympy.Expr, digits: int) -> Optional[sympy.Expr]:
+    """``value`` evaluated by sympy to ``digits`` certified digits, with a fixed ladder of working
+    precisions (a cancellation needs more), or None when it cannot certify them."""
+    for extra in (100, 2000):
+        try:
+            return value.evalf(digits, strict=True, maxn=digits + extra)
+        except Exception:  # PrecisionExhausted and friends: not certified at this working precision
+            continue
+    return None
 
 
 def figure(value: Any) -> tuple[str, bool]:

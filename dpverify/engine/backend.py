@@ -287,7 +287,8 @@ def exact_sign(expr: sympy.Expr, digits: int = 60) -> Optional[int]:
 
     Zero is recognised only by exact algebra (:func:`is_exactly_zero`), never
     from a numeric value; a non-zero sign only from a numeric evaluation that
-    sympy certifies to ``digits`` digits (``strict=True`` raises when it cannot).
+    sympy certifies to ``digits`` digits (``strict=True`` raises when it cannot),
+    tried first as it is cheap where the algebra is not.
     An expression holding a sympy Float has no exact sign here (None): sympy rounds
     arithmetic with Floats (0.1 - 1/10 becomes 0, though the binary 0.1 is larger).
     """
@@ -300,12 +301,16 @@ def exact_sign(expr: sympy.Expr, digits: int = 60) -> Optional[int]:
         return 1
     if expr.is_negative:
         return -1
-    if is_exactly_zero(expr):
-        return 0
-    try:
-        value = expr.evalf(digits, strict=True)
-    except Exception:  # PrecisionExhausted and friends: cannot tell
-        return None
-    if not (value.is_Float or value.is_Rational) or value.is_zero:  # complex, or not a number: no sign
-        return None
-    return 1 if value > 0 else -1
+    for working in SIGN_WORKING_DIGITS:  # a cancellation (e^-1000 beside 1) needs more working digits
+        try:
+            value = expr.evalf(digits, strict=True, maxn=working)
+        except Exception:  # PrecisionExhausted and friends: cannot tell at this working precision
+            continue
+        if not (value.is_Float or value.is_Rational) or value.is_zero:  # complex, or not a number: no sign
+            break
+        return 1 if value > 0 else -1
+    return 0 if is_exactly_zero(expr) else None  # no certified digits: a zero, shown only by algebra
+
+
+SIGN_WORKING_DIGITS = (100, 2000)
+"""The working precisions (digits) sympy may use to certify a sign: a fixed ladder, not a time budget."""
