@@ -102,3 +102,33 @@ def test_signs_of_tiny_excesses_at_huge_eps(excess):
     assert big * Q.exp(Fraction(1, excess)) > big
     assert (big * (1 + Fraction(1, excess)) - big).sign() == 1
     assert ExpPoly({Fraction(1): Fraction(1), Fraction(0): Fraction(-1)}).sign() == 1
+
+
+def test_rejection_loop_is_the_conditional_law():
+    """A uniform proposal accepted w.p. e^{-eps |y - q| / 2} has the exponential mechanism's law."""
+    def accept(y, q, eps):
+        return y if shim.bernoulli(shim.exp(-eps * abs(y - q) / 2)) else shim.REJECTED
+
+    def rejection(data, eps):
+        return shim.repeat_until_accepted(lambda: accept(shim.uniform((0, 1, 2)), sum(data), eps))
+
+    def em(data, eps):
+        return shim.exponential(range(3), lambda y: -abs(y - sum(data)), eps, sensitivity=1)
+    data = privacy.datasets((0, 1), (2,))
+    for a, b in zip(privacy.laws(rejection, data, {"eps": HALF}), privacy.laws(em, data, {"eps": HALF})):
+        assert privacy.same_law(a, b)
+
+
+def test_unclamped_geometric_tail_is_lumped_exactly():
+    """Membership in a finite set: exact on the tails; arithmetic on a lumped tail is refused."""
+    def member(data, eps):
+        return shim.geometric(sum(data), shim.exp(eps)) in {0, 2}
+
+    def parity(data, eps):
+        return shim.geometric(sum(data), shim.exp(eps)) % 2
+    data = privacy.datasets((0, 1), (1,))
+    laws = privacy.laws(member, data, {"eps": sympy.Integer(1)})
+    a = Q.exp(1)
+    assert laws[0][True] == (a - 1) / (a + 1) * (1 + a ** -2)
+    with pytest.raises(shim.Unsupported):
+        privacy.laws(parity, data, {"eps": sympy.Integer(1)})

@@ -47,7 +47,8 @@ def _halves(e: str) -> list[str]:
 @st.composite
 def draws(draw, q: str, factor: str, data_ok: bool) -> Draw:
     """One primitive applied to the integer expression ``q``."""
-    kinds = ["rr2", "rr3", "bernoulli", "categorical", "exponential", "geometric", "uniform", "leak"]
+    kinds = ["rr2", "rr3", "bernoulli", "categorical", "exponential", "geometric", "uniform", "leak", "rejection",
+             "tiny_bernoulli"]
     if data_ok:
         kinds.append("subset")
     kind = draw(st.sampled_from(kinds))
@@ -80,6 +81,16 @@ def draws(draw, q: str, factor: str, data_ok: bool) -> Draw:
         return Draw(kind, f"dp.exponential(range({k}), {score}, {e}, sensitivity={sens})",
                     f"dp.exponential(tuple(reversed(range({k}))), {score}, {e}, sensitivity={sens})",
                     f"dp.exponential(range({k}), {score}, {e}, sensitivity={sens} * (1 + {TINY}))")
+    if kind == "tiny_bernoulli":  # one dataset class differs by 10^-60: below the working precision
+        p0 = draw(st.sampled_from(_probabilities(e)[:5]))
+        p = f"({p0}, {p0} * (1 - Fraction(1, 10**60)), 1 - {p0})[({q}) % 3]"
+        return Draw(kind, f"dp.bernoulli({p})", f"dp.categorical({{True: {p}, False: 1 - {p}}})",
+                    f"dp.bernoulli({p0})")
+    if kind == "rejection":  # uniform proposal, accepted w.p. e^{-eps |y - q| / 2}: the exponential mechanism
+        src = f"dp.repeat_until_accepted(lambda: _accept(dp.uniform((0, 1, 2)), {q}, {e}))"
+        score = f"lambda y: -abs(y - ({q}))"
+        return Draw(kind, src, f"dp.exponential(range(3), {score}, {e}, sensitivity=1)",
+                    f"dp.exponential(range(3), {score}, {e}, sensitivity=1 + {TINY})")
     if kind == "geometric":
         upper = draw(st.sampled_from([1, 2, 3]))
         a = draw(st.sampled_from([f"dp.exp({e})", "Fraction(3)"]))
@@ -95,6 +106,9 @@ def draws(draw, q: str, factor: str, data_ok: bool) -> Draw:
         return Draw(kind, "sum(dp.subset(data, 1))", "dp.uniform(data)", "sum(dp.subset(data + (0,), 1))")
     return Draw(kind, f"({q})", f"int({q})", f"({q}) + 1")
 
+
+ACCEPT = ("def _accept(y, q, e):\n"
+          "    return y if dp.bernoulli(dp.exp(-e * abs(y - q) / 2)) else dp.REJECTED")
 
 QUERIES = [  # (source, order dependent, needs a non-empty dataset)
     ("sum(data)", False, False),
@@ -131,7 +145,7 @@ def _rat(v: Fraction) -> str:
 @st.composite
 def headers(draw, q: str, grid: tuple[Fraction, ...]) -> tuple[list[str], str, str]:
     """A hostile branch on eps: (lines, factor for eps, tag); tag '' for none."""
-    kind = draw(st.sampled_from(["none", "none", "none", "eq", "in", "ne", "dict", "cmp"]))
+    kind = draw(st.sampled_from(["none"] * 5 + ["eq", "in", "ne", "dict", "cmp", "hash", "bool"]))
     v = draw(st.sampled_from(sorted(set(grid) | {Fraction(1), Fraction(1, 2)})))
     w = draw(st.sampled_from([Fraction(1), Fraction(2), Fraction(3, 2)]))
     if kind == "eq":
@@ -142,6 +156,10 @@ def headers(draw, q: str, grid: tuple[Fraction, ...]) -> tuple[list[str], str, s
         return [f"if eps != {_rat(v)}:", "    pass", "else:", f"    return ('leak', {q})"], "", "eps_branch_ne"
     if kind == "dict":
         return [f"k = {{{_rat(v)}: 3}}.get(eps, 1)"], "k", "eps_dict_key"
+    if kind == "hash":
+        return [f"if hash(eps) % 2 == hash({_rat(v)}) % 2:", f"    return ('leak', {q})"], "", "eps_hash"
+    if kind == "bool":
+        return [f"if not bool(eps - {_rat(v)}):", f"    return ('leak', {q})"], "", "eps_bool"
     if kind == "cmp":
         return [f"if dp.exp(eps) > {draw(st.sampled_from([2, 3, 8]))}:", f"    return ('leak', {q})"], "", "eps_compare"
     return [], "", ""
@@ -208,6 +226,8 @@ def programs(draw, sizes: tuple[int, ...], grid: tuple[Fraction, ...], want_othe
     source = body("mech", "")
     if want_other:
         source += "\n\n\n" + body("other", "twin" if same else "perturbed")
+    if "_accept(" in source:
+        source = ACCEPT + "\n\n\n" + source
     shapes = tuple(t for t in (htag, ptag, d1.kind, d2.kind if d2 else "", q if order_dependent else "") if t)
     return Program(source, want_other, same, shapes, bool(htag))
 
@@ -231,7 +251,7 @@ def universes(draw) -> tuple[tuple, tuple[int, ...], str, str, bool]:
         sizes = draw(st.sampled_from([(1,), (2,)]))
     else:
         sizes = draw(st.sampled_from([(0, 1), (1, 2), (0, 1, 2)]))
-    symmetric = draw(st.sampled_from([False, False, True]))
+    symmetric = draw(st.sampled_from([False, False, False, True]))
     if relation in RELATIONS:
         return records, sizes, "rel", RELATIONS[relation], symmetric
     return records, sizes, relation, "", symmetric

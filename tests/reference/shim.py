@@ -12,6 +12,7 @@ of every path into its output.  Semantics (see dpverify/dsl/primitives.py's docs
 * ``randomized_response(v, eps, values)``: v w.p. e^eps/(e^eps + k - 1), each other value
   w.p. 1/(e^eps + k - 1).
 * ``exponential(cands, u, eps, sensitivity=D)``: y w.p. proportional to e^{eps u(y)/(2 D)}.
+* ``repeat_until_accepted(attempt)``: the attempt's law conditioned on not returning REJECTED.
 * ``geometric(v, a, lower=, upper=)``: v + Z, P(Z = k) = (a-1)/(a+1) a^{-|k|}, clamped into
   [lower, upper]; an unclamped side is enumerated up to :data:`WINDOW` and lumped beyond it
   into one :class:`Tail` value.
@@ -107,6 +108,18 @@ def sqrt(x: Any) -> Any:
 
 
 # -- primitives -----------------------------------------------------------------------------
+
+REJECTED = type("Rejected", (), {"__repr__": lambda self: "REJECTED"})()
+
+
+def repeat_until_accepted(attempt: Callable[[], Any]) -> Any:
+    """The attempt's law conditioned on acceptance (the fixed point of the rejection loop)."""
+    inner = law(lambda data: attempt(), (), {})
+    rejected = inner.pop(REJECTED, Q.of(0))
+    if rejected == 1:
+        raise Unsupported("an attempt that never accepts")
+    return _choose([(v, p / (1 - rejected)) for v, p in inner.items()])
+
 
 def bernoulli(p: Any) -> bool:
     p = Q.of(p)
