@@ -296,3 +296,20 @@ def test_the_loss_table_never_takes_the_log_of_an_interval_reaching_zero() -> No
     table = Table([(0,), (1,)], laws, [0, 1], backend)
     losses = LossTable(table, np.array([0]), np.array([1]))  # raised "logarithm of a negative number"
     assert len(losses.outputs) == 2
+
+
+# -- the proof's size is budgeted before any polynomial is built (fuzzer finding F7) ---------------
+
+def rate_off_by_1e60(data, eps):
+    q = sum(data)
+    return dp.randomized_response(q % 2, eps * (1 + (q % 3 == 2) * Fraction(1, 10**60)))
+
+
+def test_a_proof_whose_degree_is_over_budget_is_not_attempted() -> None:
+    """Before the budget, w = e^(eps/10^60) made sympy build degree-10^60 polynomials until the
+    machine ran out of memory; now the grid verdict stands and the message says why."""
+    spec = dp.spec(rate_off_by_1e60, universe=COUNTS, grid={eps: [1]},
+                   claims=[dp.private(eps * (1 + Fraction(1, 10**60)))])
+    [(status, message)] = verdicts(spec)
+    assert status == "verified"
+    assert "budget of degree" in message

@@ -123,6 +123,13 @@ class WBasis:
                          for s, w in self.variables.items())
 
 
+MAX_DEGREE = 2000
+"""The largest power of w one exponential may become; above it no proof is attempted.
+
+The catalogue needs at most w^20; a rate such as eps*(1 + 10^-60) would need w^(10^60) and
+exhaust memory building the polynomials, so the budget is checked before any is built."""
+
+
 def basis(exprs: Iterable[sympy.Expr], symbols: list[sympy.Symbol]) -> WBasis:
     """The coarsest basis in which every exponential of ``exprs`` is an integer power."""
     coefficients: dict = {s: set() for s in symbols}
@@ -131,6 +138,11 @@ def basis(exprs: Iterable[sympy.Expr], symbols: list[sympy.Symbol]) -> WBasis:
                                              log=False, basic=False), symbols).items():
             coefficients[s] |= cs
     scale = {s: functools.reduce(sympy.ilcm, [c.q for c in cs], 1) for s, cs in coefficients.items()}
+    for s, cs in coefficients.items():
+        degree = max((abs(c) * scale[s] for c in cs), default=0)
+        if degree > MAX_DEGREE:
+            raise NotRational(f"an exponential of {s} is w^{int(degree):.4g} in the coarsest basis of rational "
+                              f"exponents, over the proof's budget of degree {MAX_DEGREE}")
     variables = {s: sympy.Symbol(f"w_{s.name}", positive=True) for s in symbols}
     return WBasis(scale, variables)
 
