@@ -47,7 +47,7 @@ import numpy as np
 from ..errors import SpecError
 
 LIMIT_VARIABLE = "DPVERIFY_RUN_LIMIT"
-DEFAULT_LIMIT = 60.0
+DEFAULT_LIMIT = 300.0
 """Seconds one execution of a mechanism may run before the safety net fires."""
 
 _RUNNING: contextvars.ContextVar[Optional[list]] = contextvars.ContextVar("dpverify_contract", default=None)
