@@ -132,8 +132,6 @@ POSTS = [  # (source over z1, z2; tag)
 @dataclass(frozen=True)
 class Program:
     source: str
-    has_other: bool
-    other_same: bool  # the other program has the same law (twin) or not (perturbed)
     shapes: tuple[str, ...]
     branches_on_eps: bool
 
@@ -200,7 +198,7 @@ def programs(draw, sizes: tuple[int, ...], grid: tuple[Fraction, ...], want_othe
     if draw(st.integers(0, 5)) == 0:
         source, ptag, kind = _tail_program(draw, q, header, factor, want_other)
         shapes = tuple(t for t in (htag, ptag, kind, q if order_dependent else "") if t)
-        return Program(source, want_other, True, shapes, bool(htag))
+        return Program(source, shapes, bool(htag))
     d1 = draw(draws(q, factor, data_ok))
     two = draw(st.booleans())
     d2 = None
@@ -229,7 +227,7 @@ def programs(draw, sizes: tuple[int, ...], grid: tuple[Fraction, ...], want_othe
     if "_accept(" in source:
         source = ACCEPT + "\n\n\n" + source
     shapes = tuple(t for t in (htag, ptag, d1.kind, d2.kind if d2 else "", q if order_dependent else "") if t)
-    return Program(source, want_other, same, shapes, bool(htag))
+    return Program(source, shapes, bool(htag))
 
 
 RELATIONS = {
