@@ -274,11 +274,24 @@ def is_exactly_zero(expr: sympy.Expr) -> bool:
         expr = expr.xreplace({a: _W ** (r * lcm) for a, r in powers.items()})
     for simplify in (sympy.cancel, sympy.simplify):
         try:
-            if simplify(expr) == 0:
+            reduced = simplify(expr)
+            if reduced == 0:
                 return True
+            if simplify is sympy.cancel and _rational_in_w(reduced):
+                return False  # a non-zero rational function of w alone: nothing left for simplify
         except Exception:  # sympy gives up on some forms; the next method may not
             continue
     return False
+
+
+def _rational_in_w(expr: sympy.Expr) -> bool:
+    """``expr`` is a ratio of polynomials in w with rational coefficients (cancel decides its zero)."""
+    if expr.free_symbols - {_W}:
+        return False
+    try:
+        return all(sympy.Poly(part, _W).domain in (sympy.ZZ, sympy.QQ) for part in sympy.fraction(expr))
+    except sympy.PolynomialError:
+        return False
 
 
 @functools.lru_cache(maxsize=4096)
@@ -288,7 +301,7 @@ def exact_sign(expr: sympy.Expr, digits: int = 60) -> Optional[int]:
     Zero is recognised only by exact algebra (:func:`is_exactly_zero`), never
     from a numeric value; a non-zero sign only from a numeric evaluation that
     sympy certifies to ``digits`` digits (``strict=True`` raises when it cannot),
-    tried first as it is cheap where the algebra is not.
+    at a small working precision first, then (after the algebra) a larger one.
     An expression holding a sympy Float has no exact sign here (None): sympy rounds
     arithmetic with Floats (0.1 - 1/10 becomes 0, though the binary 0.1 is larger).
     """
@@ -305,11 +318,13 @@ def exact_sign(expr: sympy.Expr, digits: int = 60) -> Optional[int]:
         try:
             value = expr.evalf(digits, strict=True, maxn=working)
         except Exception:  # PrecisionExhausted and friends: cannot tell at this working precision
+            if working == SIGN_WORKING_DIGITS[0] and is_exactly_zero(expr):
+                return 0  # a tie, shown by algebra before a costlier evaluation
             continue
         if not (value.is_Float or value.is_Rational) or value.is_zero:  # complex, or not a number: no sign
             break
         return 1 if value > 0 else -1
-    return 0 if is_exactly_zero(expr) else None  # no certified digits: a zero, shown only by algebra
+    return None
 
 
 SIGN_WORKING_DIGITS = (100, 2000)
