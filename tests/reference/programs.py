@@ -28,6 +28,12 @@ class Draw:
     perturbed: str
 
 
+def _mixed(src: str) -> str:
+    """A law 10^-40 away from ``src``'s, with the same exponents (scaling eps by 1 + 10^-40 instead
+    would make the proof step's polynomials of degree 10^40: finding F7)."""
+    return f"({src} if dp.bernoulli(1 - {TINY}) else 0)"
+
+
 def _eps(coef: Fraction, factor: str) -> str:
     text = "eps" if coef == 1 else f"eps * {coef.numerator} / {coef.denominator}"
     return f"{text} * {factor}" if factor else text
@@ -57,11 +63,11 @@ def draws(draw, q: str, factor: str, data_ok: bool) -> Draw:
         src = f"dp.randomized_response(({q}) % 2, {e})"
         twin = (f"dp.categorical({{({q}) % 2: dp.exp({e}) / (1 + dp.exp({e})), "
                 f"1 - ({q}) % 2: 1 / (1 + dp.exp({e}))}})")
-        return Draw(kind, src, twin, f"dp.randomized_response(({q}) % 2, ({e}) * (1 + {TINY}))")
+        return Draw(kind, src, twin, _mixed(src))
     if kind == "rr3":
         src = f"dp.randomized_response(({q}) % 3, {e}, values=(0, 1, 2))"
         return Draw(kind, src, f"dp.randomized_response(({q}) % 3, {e}, values=(2, 1, 0))",
-                    f"dp.randomized_response(({q}) % 3, ({e}) * (1 + {TINY}), values=(0, 1, 2))")
+                    _mixed(src))
     if kind == "bernoulli":
         p0, p1 = draw(st.sampled_from(_probabilities(e))), draw(st.sampled_from(_probabilities(e)))
         p = f"({p0}, {p1})[({q}) % 2]"
@@ -80,7 +86,7 @@ def draws(draw, q: str, factor: str, data_ok: bool) -> Draw:
         score = f"lambda y: -abs(y - ({q}))"
         return Draw(kind, f"dp.exponential(range({k}), {score}, {e}, sensitivity={sens})",
                     f"dp.exponential(tuple(reversed(range({k}))), {score}, {e}, sensitivity={sens})",
-                    f"dp.exponential(range({k}), {score}, {e}, sensitivity={sens} * (1 + {TINY}))")
+                    _mixed(f"dp.exponential(range({k}), {score}, {e}, sensitivity={sens})"))
     if kind == "tiny_bernoulli":  # one dataset class differs by 10^-60: below the working precision
         p0 = draw(st.sampled_from(_probabilities(e)[:5]))
         p = f"({p0}, {p0} * (1 - Fraction(1, 10**60)), 1 - {p0})[({q}) % 3]"
@@ -90,7 +96,7 @@ def draws(draw, q: str, factor: str, data_ok: bool) -> Draw:
         src = f"dp.repeat_until_accepted(lambda: _accept(dp.uniform((0, 1, 2)), {q}, {e}))"
         score = f"lambda y: -abs(y - ({q}))"
         return Draw(kind, src, f"dp.exponential(range(3), {score}, {e}, sensitivity=1)",
-                    f"dp.exponential(range(3), {score}, {e}, sensitivity=1 + {TINY})")
+                    _mixed(src))
     if kind == "geometric":
         upper = draw(st.sampled_from([1, 2, 3]))
         a = draw(st.sampled_from([f"dp.exp({e})", "Fraction(3)"]))
