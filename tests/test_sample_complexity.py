@@ -267,3 +267,15 @@ def test_the_fast_reading_on_random_small_populations(case) -> None:
                 Fraction(1, len(sample)))
     exact = exact_failure(population, scores, eps_value, n, lambda t: err(t) > alpha_value)
     assert contains(fast, exact)
+
+
+@pytest.mark.parametrize("bad_beta", [1, Rational(3, 2)])
+def test_a_beta_of_one_or_more_is_an_error_not_a_vacuous_verdict(bad_beta) -> None:
+    """P[error > alpha] <= beta holds for every mechanism when beta >= 1: such a claim says nothing,
+    and was verified before beta was range-checked like delta."""
+    spec = dp.spec(learner, universe=dp.universe(list(POPULATION), n=1, neighbours=dp.REPLACE_ONE),
+                   grid={eps: [1], alpha: [Rational(1, 4)], beta: [bad_beta]},
+                   claims=[dp.sample_complexity(population=POPULATION, error=true_error,
+                                                alpha=alpha, beta=beta, bound=1)])
+    [result] = dp.check(spec, proofs=False)
+    assert result.status.value == "error" and "outside [0, 1)" in result.message, result.message

@@ -128,7 +128,8 @@ def point_label(point: Point) -> dict[str, str]:
 
 
 RANGES = {"epsilon": ("[0, oo)", lambda v: v >= 0), "gamma": ("[0, oo)", lambda v: v >= 0),
-          "delta": ("[0, 1)", lambda v: (v >= 0) & (v < 1))}
+          "delta": ("[0, 1)", lambda v: (v >= 0) & (v < 1)),
+          "beta": ("[0, 1)", lambda v: (v >= 0) & (v < 1))}
 """Where a claimed bound must lie at every grid point (a bound written as an expression in the
 parameters can leave it: delta = eps - 1 is negative at eps = 1/2)."""
 
