@@ -313,3 +313,20 @@ def test_a_proof_whose_degree_is_over_budget_is_not_attempted() -> None:
     [(status, message)] = verdicts(spec)
     assert status == "verified"
     assert "budget of degree" in message
+
+
+def rr_half_of_three(data, eps):
+    return dp.randomized_response(sum(data) % 3, eps / 2, values=(0, 1, 2))
+
+
+def test_constant_exponentials_with_a_huge_common_base_are_not_attempted() -> None:
+    """log((2e^(1/2) + e)/(2 + e^(1/2))) + 10^-30 is 1/2 + 10^-30: sympy's cancel wrote e^(1/2) and
+    e^(10^-30) as powers of e^(1/(2*10^30)) and hung for minutes (fuzzer finding F8)."""
+    half = sympy.Rational(1, 2)
+    claim = dp.private(sympy.log((2 * sympy.exp(half) + sympy.E) / (2 + sympy.exp(half)))
+                       + sympy.Rational(1, 10**30))
+    spec = dp.spec(rr_half_of_three, universe=dp.universe((0, 1, 2), n=2, neighbours=dp.REPLACE_ONE),
+                   grid={eps: [1]}, claims=[claim])
+    [(status, message)] = verdicts(spec)
+    assert status == "verified"
+    assert "budget of degree" in message

@@ -147,11 +147,23 @@ def basis(exprs: Iterable[sympy.Expr], symbols: list[sympy.Symbol]) -> WBasis:
     return WBasis(scale, variables)
 
 
+def _within_degree(denominators: set[int]) -> None:
+    """Refuse constants e^(p/q) whose common base e^(1/lcm q) has a degree over the budget.
+
+    sympy's cancel writes e^(1/2) and e^(10^-30) as powers of one generator e^(1/(2*10^30)),
+    and builds polynomials of that degree (a claim log(R) + 10^-30 hung the proof for minutes)."""
+    lcm = functools.reduce(sympy.ilcm, denominators, 1)
+    if lcm > MAX_DEGREE:
+        raise NotRational(f"constant exponentials e^(p/q) share the base e^(1/{int(lcm):.4g}), over the "
+                          f"proof's budget of degree {MAX_DEGREE}")
+
+
 def rational_function(expr: sympy.Expr, base: WBasis) -> tuple[sympy.Poly, sympy.Poly]:
     """expr as numerator and denominator polynomials over QQ in the w variables."""
     expr = sympy.expand(expr, power_exp=True, mul=False, multinomial=False, log=False, basic=False)
     gens = list(base.variables.values())
     replace = {}
+    constant_denominators: set[int] = set()
     for atom in expr.atoms(sympy.exp):
         arg = sympy.expand(atom.args[0])
         rest = arg - sum(arg.coeff(s) * s for s in base.variables)
@@ -167,6 +179,9 @@ def rational_function(expr: sympy.Expr, base: WBasis) -> tuple[sympy.Poly, sympy
                     raise NotRational(f"e^({arg}) is not an integer power of {w}")
                 factor *= w ** int(power)
         replace[atom] = factor
+        if rest.is_Rational:
+            constant_denominators.add(int(rest.q))
+    _within_degree(constant_denominators)
     expr = sympy.cancel(sympy.together(expr.xreplace(replace)))
     if expr.free_symbols - set(gens):
         outside = expr.free_symbols - set(gens)
