@@ -330,3 +330,16 @@ def test_constant_exponentials_with_a_huge_common_base_are_not_attempted() -> No
     [(status, message)] = verdicts(spec)
     assert status == "verified"
     assert "budget of degree" in message
+
+
+def tiny_third(data, eps):
+    pa = dp.exp(eps) / (2 + 2 * dp.exp(eps))
+    return dp.categorical({"a": pa if data[0] else 1 - 2 * pa, "b": pa, "c": 1 - 2 * pa if data[0] else pa})
+
+
+def test_a_tiny_probability_behind_a_deep_cancellation_is_pinned_down() -> None:
+    """1 - 2e^eps/(2 + 2e^eps) = 1/(1 + e^eps) is about 10^-4343 at eps = 10^4: sympy needs thousands of
+    working digits to bound it away from 0, and the check stopped with an error before the ladder."""
+    spec = dp.spec(tiny_third, universe=BIT, grid={eps: [10000]},
+                   claims=[dp.private(eps), dp.private(eps / 2, id="half")])
+    assert [status for status, _ in verdicts(spec, proofs=False)] == ["verified", "refuted"]

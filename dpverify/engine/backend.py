@@ -97,6 +97,10 @@ def _rational(value: Any) -> Optional[sympy.Rational]:
     return None
 
 
+_WORKING_DIGITS = (100, 2_000, 20_000)
+"""The working precisions (digits) sympy may use to pin an exact number down, tried in order."""
+
+
 class IntervalBackend(Backend):
     """Certified interval arithmetic with mpmath at ``dps`` significant digits."""
 
@@ -152,10 +156,16 @@ class IntervalBackend(Backend):
         if value.is_zero:
             return self._zero
         digits = self.dps + 20
-        try:
-            approx = value.evalf(digits, strict=True)
-        except Exception:  # PrecisionExhausted (a zero, or a cancellation) and friends
-            approx = None
+        approx = None
+        for working in _WORKING_DIGITS:  # a fixed ladder: deep cancellations (1 - p at eps = 10^4) need more
+            try:
+                approx = value.evalf(digits, strict=True, maxn=max(working, digits + 30))
+            except Exception:  # PrecisionExhausted (a zero, or a cancellation) and friends
+                approx = None
+            if approx is not None and approx.is_Float and not approx.is_zero:
+                break
+            if working == _WORKING_DIGITS[0] and is_exactly_zero(value):
+                return self._zero
         if approx is None or not approx.is_Float or approx.is_zero:
             if is_exactly_zero(value):
                 return self._zero
