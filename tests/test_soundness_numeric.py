@@ -239,3 +239,18 @@ def test_a_huge_eps_exponential_mechanism_is_decided_exactly() -> None:
     assert result.status.value == "refuted", result.message
     assert "decided exactly" in result.message
     probability(result.witness.p), probability(result.witness.p_prime)
+
+
+def _twelve_releases(data, eps):
+    return tuple(dp.laplace(data[0], 1 / eps) for _ in range(12))
+
+
+@pytest.mark.parametrize("claim, status", [(12 * dp.symbol("eps", positive=True), "verified"),
+                                           (12 * dp.symbol("eps", positive=True) - TINY, "refuted")])
+def test_a_tie_over_many_released_values_is_ranked_one_value_at_a_time(claim, status) -> None:
+    """Each of the 12 released values ties at two candidates (2^12 combinations): the exact decision
+    ranks each value's candidates with the others fixed, so the tight claim is verified rather than
+    left unknown, and one 10^-100 below it is refuted."""
+    spec = dp.spec(_twelve_releases, universe=ONE, grid={dp.symbol("eps", positive=True): [R(1, 4)]},
+                   claims=[dp.private(claim)])
+    assert only(spec).status.value == status

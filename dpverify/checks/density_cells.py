@@ -15,7 +15,6 @@ Gaussian factors have an unbounded loss unless their centres agree.
 """
 from __future__ import annotations
 
-import itertools
 import math
 from dataclasses import dataclass
 from fractions import Fraction
@@ -100,8 +99,8 @@ class Cell:
     reason: str = ""
     exact: bool = True  # the loss is attained at ``points`` (ties can be decided exactly there)
     below: bool = False  # the loss is shown to be at most the claim's eps (single released value)
-    alternatives: tuple = ()  # every choice of points whose ratios may tie with ``points`` (intervals
-    # overlap): an exact decision must look at each, not only at the one the intervals ranked first
+    choices: tuple = ()  # per released value, every candidate whose ratio may tie with its supremum
+    # (intervals overlap): an exact decision must rank them, not trust the one the intervals ranked first
 
 
 @dataclass
@@ -202,15 +201,8 @@ def _cell(x: tuple, x_prime: tuple, output: Any, w: Any, w_prime: Any, backend: 
         total, lower = total * slot.value, lower * slot.lower
     if backend.is_zero(ratio):
         return Cell(x, x_prime, output, ctx.mpf(-math.inf), ctx.mpf(-math.inf), points, True)
-    alternatives = tuple(list(c) for c in itertools.islice(itertools.product(*choices), MAX_ALTERNATIVES + 1))
-    if len(alternatives) > MAX_ALTERNATIVES:  # too many tying points to decide each exactly
-        exact, alternatives = False, ()
     return Cell(x, x_prime, output, ctx.log(total), ctx.log(lower), points, True, exact=exact,
-                below=below and target is not None, alternatives=alternatives)
-
-
-MAX_ALTERNATIVES = 64
-"""Choices of tying points per cell that an exact decision examines; beyond: the cell is not exact."""
+                below=below and target is not None, choices=tuple(tuple(c) for c in choices))
 
 
 def _support_points(weight: Any, backend: Any) -> Optional[list]:

@@ -167,26 +167,38 @@ def _evaluate(law: dict, output: Any, points: list, backend: Any) -> Any:
 
 def _exact_excess(program: Any, point: Point, eps: sympy.Expr, cell: Cell, table: Any,
                   cache: dict) -> tuple[Optional[int], Optional[list]]:
-    """(sign, points): the sign of sup density(X) - e^eps density(X') in exact sympy, decided at every
-    choice of attaining points the intervals could not rank (``cell.alternatives``), and the points of
-    the largest sign (a positive sign is a violation there)."""
+    """(sign, points): the sign of sup density(X) - e^eps density(X') in exact sympy, and the points
+    where it is attained (a positive sign is a violation there).
+
+    The ratio of the two densities is a product of one factor per released value, so its supremum
+    takes, for each value, the candidate with the largest factor: each value's tying candidates
+    (``cell.choices``, which the intervals could not rank) are ranked exactly, one value at a time
+    with the others held fixed -- a sum, not a product, of exact evaluations.
+    """
     exact = SympyBackend()
     for data in (cell.x, cell.x_prime):
         if data not in cache:
             cache[data] = distribution(program, data, params(point), exact, table.windows)
     law, law_prime = cache[cell.x], cache[cell.x_prime]
-    worst: tuple[Optional[int], Optional[list]] = (-1, cell.points)
-    for points in cell.alternatives or (cell.points,):
-        p = _evaluate(law, cell.output, points, exact)
-        q = _evaluate(law_prime, cell.output, points, exact)
-        sign = exact_sign(sympy.simplify(p - sympy.exp(eps) * q))
-        if sign is None:
-            return None, None
-        if sign > 0:
-            return sign, points
-        if sign > worst[0]:
-            worst = (sign, points)
-    return worst
+
+    def densities(points: list) -> tuple[Any, Any]:
+        return _evaluate(law, cell.output, points, exact), _evaluate(law_prime, cell.output, points, exact)
+
+    best = list(cell.points)
+    p, q = densities(best)
+    for k, tops in enumerate(cell.choices):
+        for candidate in tops:
+            if candidate is best[k]:
+                continue
+            trial = best[:k] + [candidate] + best[k + 1:]
+            p2, q2 = densities(trial)
+            larger = exact_sign(sympy.simplify(p2 * q - p * q2))  # p2/q2 > p/q, both densities positive
+            if larger is None:
+                return None, None
+            if larger > 0:
+                best, p, q = trial, p2, q2
+    sign = exact_sign(sympy.simplify(p - sympy.exp(eps) * q))
+    return (None, None) if sign is None else (sign, best)
 
 
 def _witness_points(cell: Cell, law: dict, law_prime: dict, bound: Any, backend: Any,
