@@ -254,3 +254,22 @@ def test_a_tie_over_many_released_values_is_ranked_one_value_at_a_time(claim, st
     spec = dp.spec(_twelve_releases, universe=ONE, grid={dp.symbol("eps", positive=True): [R(1, 4)]},
                    claims=[dp.private(claim)])
     assert only(spec).status.value == status
+
+
+def _rejection_at_huge_eps(data, eps):
+    def attempt():
+        y = dp.uniform((0, 1, 2))
+        return y if dp.bernoulli(dp.exp(-eps * 3 / 2 * abs(y - data[0]) / 2)) else dp.REJECTED
+    return dp.repeat_until_accepted(attempt)
+
+
+def test_a_tie_whose_exact_test_needs_a_huge_degree_is_unknown_at_once() -> None:
+    """The exact tie test wrote e^-15000, e^-22500, e^-30000 as powers of w = e and sympy's cancel ran
+    for hours (found by the long fuzzing run); over the degree budget the zero is not shown, and the
+    tight claim is unknown, saying why, instead of a hang."""
+    e = sympy.exp
+    tight = sympy.log((e(-15000) + e(-7500) + 1) / (e(-30000) + e(-22500) + e(-15000)))
+    spec = dp.spec(_rejection_at_huge_eps, universe=THREE, grid={dp.symbol("eps", positive=True): [10000]},
+                   claims=[dp.private(tight)])
+    result = only(spec)
+    assert result.status.value == "unknown" and "could not" in result.message, result.message
