@@ -19,6 +19,7 @@ than the one run at eps = 1.
 """
 from __future__ import annotations
 
+import abc
 import os
 import sys
 import sysconfig
@@ -48,6 +49,9 @@ class ParameterBranch(NotRational):
                          f"a reading must take the branch the exact semantics takes, so no proof for every "
                          f"{listed} is attempted (the claim keeps its grid verdict)", frozenset(names))
         self.where = where
+
+
+_ABC = (abc.__file__, "<frozen abc>")
 
 
 def _library(filename: str) -> bool:
@@ -171,6 +175,17 @@ class Parameter:
     __floordiv__ = __rfloordiv__ = __mod__ = __rmod__ = __divmod__ = __rdivmod__ = _integer_arithmetic
     __and__ = __rand__ = __or__ = __ror__ = __xor__ = __rxor__ = _integer_arithmetic
     __lshift__ = __rlshift__ = __rshift__ = __rrshift__ = __invert__ = _integer_arithmetic
+
+    @property  # type: ignore[misc]
+    def __class__(self) -> type:
+        """isinstance(eps, Fraction) from spec code tells the readings apart: refused like a comparison
+        (isinstance against a class the parameter is not an instance of reads ``__class__``)."""
+        frame = sys._getframe(1)
+        while frame is not None and frame.f_code.co_filename in _ABC:  # ABCMeta.__instancecheck__
+            frame = frame.f_back
+        if frame is not None and not _library(frame.f_code.co_filename):
+            _refuse(self, "its type (isinstance)")
+        return Parameter
 
     def __getattr__(self, name: str) -> Any:
         if _library(sys._getframe(1).f_code.co_filename):
