@@ -30,6 +30,7 @@ from ..engine.reading import Table, distribution, keywords
 from ..engine.smt import SafetyLimit, check, spent
 from ..engine.symbolic import NotRational, WBasis, basis, rational_function, symbolic_laws
 from .result import Status, Witness
+from .witness import figure, number
 from .workspace import Workspace, decimal, params
 
 QUERY_RLIMIT = 100_000_000
@@ -246,8 +247,12 @@ def _confirm(program: Any, claim: Private, point: Point, symbols: list[sympy.Sym
     if p is None or q is None or not (p - bound * q).a > 0:
         return Proof(Status.UNKNOWN, f"a violation found by z3 at {values} was not confirmed at {dps} digits")
     shown = {s.name: decimal(v) for s, v in values.items()}
+    p_text, q_text = number(p), number(q)
+    if p_text is None or q_text is None:
+        return Proof(Status.UNKNOWN, f"a violation found by z3 at {shown} was confirmed at {dps} digits, but "
+                                     "its probabilities are not pinned down well enough to print as a witness")
+    ratio, _ = figure(p / q)
     message = (f"fails for {', '.join(f'{k} = {v}' for k, v in shown.items())} (found by the decision procedure, confirmed at "
-               f"{dps} digits): X={x!r}, X'={x_prime!r}, P(o={output!r}|X) = {decimal(p)} > "
-               f"e^eps' P(o|X') = {decimal(bound * q)}")
-    return Proof(Status.REFUTED, message, Witness(x, x_prime, output, decimal(p), decimal(q), decimal(p / q)),
-                 shown)
+               f"{dps} digits): X={x!r}, X'={x_prime!r}, P(o={output!r}|X) = {p_text} > "
+               f"e^eps' P(o|X') = {figure(bound * q)[0]}")
+    return Proof(Status.REFUTED, message, Witness(x, x_prime, output, p_text, q_text, ratio), shown)

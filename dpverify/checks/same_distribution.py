@@ -69,7 +69,7 @@ class SameDistributionCheck:
             key = (mine.law_of[i], theirs.law_of[i])
             law = distribution(spec.mechanism, data, params(point), SympyBackend(), mine.windows)
             other = distribution(claim.other, data, params(point), SympyBackend(), theirs.windows)
-            for o in set(law) | set(other):
+            for o in sorted(set(law) | set(other), key=repr):  # a deterministic first witness
                 sign = exact_sign(law.get(o, sympy.Integer(0)) - other.get(o, sympy.Integer(0)))
                 if sign is None:
                     result.message = (f"cannot decide whether P(o={o!r}) is the same under both programs on "
@@ -120,7 +120,7 @@ def _prove(spec: Spec, claim: SameDistribution, point: Point, mine_table: Table,
                 continue
             compared.add(pair)
             law, other = mine.laws[pair[0]], theirs.laws[pair[1]]
-            for o in set(law) | set(other):
+            for o in sorted(set(law) | set(other), key=repr):  # a deterministic first witness
                 p = rational_function(law.get(o, sympy.Integer(0)), base)
                 q = rational_function(other.get(o, sympy.Integer(0)), base)
                 difference = p[0] * q[1] - q[0] * p[1]
