@@ -264,7 +264,9 @@ class ClaimItem(pytest.Item):
         elif result.witness is not None:
             w = result.witness
             lines += [f"  X   = {w.x!r}", f"  X'  = {w.x_prime!r}", f"  output = {w.output!r}",
-                      f"  P(output|X)  = {w.p}", f"  P(output|X') = {w.p_prime}"]
+                      *((f"  density at the output under X  = {w.p}", f"  density at the output under X' = {w.p_prime}")
+                        if w.quantity == "density" else
+                        (f"  P(output|X)  = {w.p}", f"  P(output|X') = {w.p_prime}"))]
             if w.ratio:
                 lines.append(f"  ratio = {w.ratio}")
         replay = replay_command(relative(str(self.path)), self.spec.name, self.claim.id, result.params,

@@ -53,3 +53,23 @@ def test_expected_refutations_pass_and_unexpected_holds_fail(pytester) -> None:
     result = pytester.runpytest("spec")
     result.assert_outcomes(passed=1, failed=2)
     result.stdout.fnmatch_lines(["*expected refuted, got proved*"])
+
+
+def test_a_density_witness_is_labelled_a_density(pytester) -> None:
+    """A released Laplace value's witness holds densities, not probabilities: the failure says so."""
+    pytester.mkdir("spec")
+    pytester.path.joinpath("spec", "lap.py").write_text(textwrap.dedent("""
+        from sympy import Rational
+        import dpverify as dp
+        eps = dp.symbol("eps", positive=True)
+
+        def lap(data, eps):
+            return dp.laplace(data[0], 1 / eps)
+
+        halved = dp.spec(lap, universe=dp.universe([0, 1], n=1, neighbours=dp.REPLACE_ONE),
+                         grid={eps: [1]}, claims=[dp.private(eps / 2)])
+    """))
+    result = pytester.runpytest("spec")
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(["*density at the output under X  = *"])
+    assert "P(output|X)" not in result.stdout.str()

@@ -98,6 +98,8 @@ def point_messages(claim: ClaimResult, ctx: Context) -> list[Block]:
 
 
 def witness_pairs(w: Witness, labels: tuple[str, ...] = ("X", "X'", "output o", "P(o | X)", "P(o | X')")) -> Pairs:
+    if w.quantity == "density" and labels[3] == "P(o | X)":
+        labels = (*labels[:3], "density at o under X", "density at o under X'")
     items = [(labels[0], repr(w.x)), (labels[1], repr(w.x_prime)), (labels[2], repr(w.output)),
              (labels[3], w.p), (labels[4], w.p_prime)]
     if w.ratio is not None:
