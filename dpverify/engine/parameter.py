@@ -82,19 +82,11 @@ def _operand(value: Any) -> Optional[sympy.Expr]:
     """An operand of parameter arithmetic as a sympy expression, or None (not a number we combine)."""
     if isinstance(value, Parameter):
         return value.expr
-    if isinstance(value, bool):
-        return None
-    if isinstance(value, int):
-        return sympy.Integer(value)
-    if isinstance(value, Fraction):
-        return sympy.Rational(value.numerator, value.denominator)
-    if isinstance(value, float):
-        from .backend import exact_float
-        f = exact_float(value)
-        return sympy.Rational(f.numerator, f.denominator)
-    if isinstance(value, sympy.Expr):
-        return value
-    return None
+    from .backend import _rational  # (backend imports this module)
+    exact = _rational(value)
+    if exact is not None:
+        return exact
+    return value if isinstance(value, sympy.Expr) else None
 
 
 def wrap(expr: sympy.Expr) -> Any:
