@@ -273,3 +273,33 @@ def test_a_tie_whose_exact_test_needs_a_huge_degree_is_unknown_at_once() -> None
                    claims=[dp.private(tight)])
     result = only(spec)
     assert result.status.value == "unknown" and "could not" in result.message, result.message
+
+
+# -- sympy's evalf is no certificate: log(1 + 10^-70) evaluates to 0, strict or not ----------------
+
+_LOG_TINY = sympy.log(R(10 ** 70 + 1, 10 ** 70))  # = 10^-70 - 10^-140/2 + ...
+
+
+def test_signs_near_a_logarithm_of_one_are_certified() -> None:
+    """sympy calls log(1 + 10^-70) - 10^-80 negative (evalf(strict=True) and is_negative alike);
+    its sign comes from our own interval evaluation."""
+    assert (_LOG_TINY - R(1, 10 ** 80)).is_negative  # sympy's mistake, which the engine must not share
+    assert exact_sign(_LOG_TINY - R(1, 10 ** 80)) == 1
+    assert exact_sign(_LOG_TINY - R(1, 10 ** 70)) == -1
+    low, high = lo_hi(IntervalBackend(50).num(_LOG_TINY))
+    assert low > 0 and abs(high - low) < 1e-115
+
+
+def _off_by_1e60(data, eps):
+    return dp.bernoulli((Fraction(1, 3), Fraction(1, 3) * (1 - Fraction(1, 10 ** 60)))[data[0]])
+
+
+def test_a_refutation_off_the_grid_prints_a_positive_eps() -> None:
+    """The loss is about 10^-60, so 3 eps fails for eps < 3.3 * 10^-61: the proof finds such an eps*,
+    which printed as 'eps = 0.0' (a plain evalf of log(w*)); the fuzzer read it back as eps = 0."""
+    eps = dp.symbol("eps", positive=True)
+    spec = dp.spec(_off_by_1e60, universe=ONE, grid={eps: [2]}, claims=[dp.private(3 * eps)])
+    result = only(spec, proofs=True)
+    assert result.status.value == "refuted", result.message
+    shown = result.message.split("fails for eps = ")[1].split(" ")[0]
+    assert 0 < float(shown) < 1e-60 / 3, shown

@@ -16,6 +16,7 @@ from typing import Any, Optional
 import mpmath
 import sympy
 
+from ..engine import certified
 from .workspace import DIGITS, decimal
 
 RELATIVE_WIDTH = 10 ** -(DIGITS - 5)
@@ -57,8 +58,15 @@ def positive(value: sympy.Expr, digits: int = CONFIRM_DIGITS) -> bool:
 
 
 def _strict(value: sympy.Expr, digits: int) -> Optional[sympy.Expr]:
-    """``value`` evaluated by sympy to ``digits`` certified digits, with a fixed ladder of working
-    precisions (a cancellation needs more), or None when it cannot certify them."""
+    """``value`` to ``digits`` certified digits, or None when they cannot be certified: our own interval
+    evaluation where it applies (sympy's evalf calls log(1 + 10^-70) zero), else sympy's strict
+    evaluation with a fixed ladder of working precisions (a cancellation needs more)."""
+    if certified.supported(value):
+        found = certified.pinned(value, digits)
+        if found is None:
+            return None
+        with mpmath.workdps(digits + 10):
+            return sympy.Float(mpmath.mp.make_mpf(found.mid._mpi_[0]), digits)
     for extra in (100, 2000):
         try:
             return value.evalf(digits, strict=True, maxn=digits + extra)

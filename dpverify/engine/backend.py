@@ -19,11 +19,13 @@ import functools
 from fractions import Fraction
 from typing import Any, Hashable, Optional
 
+import mpmath
 import sympy
 from mpmath.ctx_iv import MPIntervalContext
 from mpmath.libmp import fzero, mpf_sign
 
 from ..errors import SpecError
+from . import certified
 from .parameter import Parameter
 
 
@@ -153,6 +155,27 @@ class IntervalBackend(Backend):
         if value.free_symbols:
             raise SpecError(f"the value {value} still contains the symbols {value.free_symbols}",
                             "give every parameter a value in the grid")
+        if value == 0:
+            return self._zero
+        if certified.supported(value):  # our own interval evaluation (sympy's evalf is no certificate)
+            best = None
+            for dps in (self.dps + 20, *(d for d in certified.LADDER if d > self.dps + 20)):
+                found = certified.enclosure(value, dps)
+                if found is None:
+                    break
+                if found.a > 0 or found.b < 0:  # off 0: keep it, and stop once it is tight as well
+                    lo, hi = (mpmath.mp.make_mpf(end) for end in found._mpi_)
+                    best = self.ctx.mpf([lo, hi])  # rounded outward to this context's precision
+                    if found.delta <= abs(found.mid) * found.ctx.mpf(10) ** (-(self.dps + 5)):
+                        return best
+                elif dps == self.dps + 20 and is_exactly_zero(value):
+                    return self._zero
+            if best is not None:
+                return best
+            if is_exactly_zero(value):
+                return self._zero
+            raise SpecError(f"cannot bound {value} away from 0 at {certified.LADDER[-1]} digits",
+                            "simplify the expression or raise --precision")
         if value.is_zero:
             return self._zero
         digits = self.dps + 20
@@ -325,18 +348,24 @@ def exact_sign(expr: sympy.Expr, digits: int = 60) -> Optional[int]:
     expr = sympy.sympify(expr)
     if expr.has(sympy.Float):
         return None
+    if expr == 0:
+        return 0
+    if certified.supported(expr):  # our own interval evaluation: sympy's evalf and is_negative are not
+        # certificates (both call log(1 + 10^-70) - 10^-80 negative)
+        first = certified.sign(expr, certified.LADDER[:1])
+        if first is not None:
+            return first
+        if is_exactly_zero(expr):
+            return 0  # a tie, shown by algebra before a costlier evaluation
+        return certified.sign(expr, certified.LADDER[1:])
     if expr.is_zero:
         return 0
-    if expr.is_positive:
-        return 1
-    if expr.is_negative:
-        return -1
-    for working in SIGN_WORKING_DIGITS:  # a cancellation (e^-1000 beside 1) needs more working digits
+    for working in SIGN_WORKING_DIGITS:  # other functions (erf, Abs, ...): sympy's strict evaluation, trusted
         try:
             value = expr.evalf(digits, strict=True, maxn=working)
         except Exception:  # PrecisionExhausted and friends: cannot tell at this working precision
             if working == SIGN_WORKING_DIGITS[0] and is_exactly_zero(expr):
-                return 0  # a tie, shown by algebra before a costlier evaluation
+                return 0
             continue
         if not (value.is_Float or value.is_Rational) or value.is_zero:  # complex, or not a number: no sign
             break
