@@ -217,3 +217,9 @@ def test_a_query_that_fails_at_a_size_is_an_error_not_a_skipped_size() -> None:
     q = dp.query(lambda d: max(d), domain=[0, 1, 2])
     status, message = verdict(dp.sensitivity(q, 2, neighbours=dp.ADD_REMOVE, n_min=1))
     assert status == "error" and "raised ValueError" in message and "n_min" in message, message
+
+
+def test_a_formula_sign_near_a_logarithm_of_one_is_certified() -> None:
+    """sympy's strict evalf gives log(1 + 10^-70) - 10^-80 = -10^-80; the formula checks' sign is ours."""
+    from dpverify.checks.formula_problem import certified_sign
+    assert certified_sign(sympy.log(sympy.Rational(10 ** 70 + 1, 10 ** 70)) - sympy.Rational(1, 10 ** 80)) == 1

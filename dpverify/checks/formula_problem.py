@@ -25,6 +25,7 @@ from typing import Optional, Union
 import sympy
 
 from ..dsl.claims import Identity, Inequality
+from ..engine import certified
 from ..engine.backend import exact_sign
 from ..engine.smt import SAFETY_MESSAGE
 
@@ -239,6 +240,8 @@ def _only_supported(expr: sympy.Expr) -> bool:
 def certified_sign(value: sympy.Expr) -> Optional[int]:
     """The sign of a real constant: from sympy's certified evalf when it is clearly non-zero
     (``strict=True`` guarantees the digits), otherwise by :func:`exact_sign` (exact algebra for 0)."""
+    if certified.supported(value):  # sympy's evalf calls log(1 + 10^-70) - 10^-80 negative
+        return exact_sign(value, CONFIRM_DIGITS)
     try:
         approx = sympy.N(value, 30, strict=True)
         if approx.is_Float and approx != 0:

@@ -266,15 +266,7 @@ class SympyBackend(Backend):
             return True
         if value.free_symbols:  # symbolic weights: a zero that sympy does not cancel stays, harmlessly
             return False
-        if value.is_zero:
-            return True
-        try:
-            approx = value.evalf(30, strict=True)
-            if approx.is_Float and not approx.is_zero:
-                return False
-        except Exception:  # PrecisionExhausted: a zero or a cancellation
-            pass
-        return is_exactly_zero(value)
+        return exact_sign(value) == 0
 
     def sign(self, value: Any) -> Optional[int]:
         return exact_sign(self.num(value))

@@ -88,12 +88,7 @@ class _Exact(SympyBackend):
         if _positive(value):
             return False
         if not value.free_symbols:
-            try:
-                approx = value.evalf(30, strict=True)
-                if approx.is_Float and not approx.is_zero:
-                    return False
-            except Exception:  # PrecisionExhausted: a zero or a cancellation, decided below
-                pass
+            return exact_sign(value) == 0
         return super().is_zero(value)
 
 
