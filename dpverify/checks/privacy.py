@@ -29,7 +29,7 @@ from .privacy_density import check_density
 from .privacy_density_proof import prove_density
 from .privacy_proof import Proof, prove_private
 from .result import PointResult, Status, Witness
-from .witness import CONFIRM_DIGITS, figure, number, positive
+from .witness import CONFIRM_DIGITS, figure, number, positive, refuted_delta
 from .workspace import Workspace, decimal, params
 
 
@@ -336,12 +336,7 @@ def _refute_delta_exactly(pair: tuple, event: list, p_event: sympy.Expr, q_event
 
 
 def _refuted_delta(result: PointResult, pair: tuple, event: list, shown: list, delta: str, how: str) -> PointResult:
-    p, q, value = shown
-    result.status = Status.REFUTED
-    result.witness = Witness(pair[0], pair[1], event, p, q)
-    result.message = (f"X={pair[0]!r} and X'={pair[1]!r}: for the event S = {event!r}, P(S|X) = {p}, "
-                      f"P(S|X') = {q}, P(S|X) - e^eps P(S|X') = {value} > delta = {delta}; {how}")
-    return result
+    return refuted_delta(result, pair, event, f"for the event S = {event!r}", shown, delta, how)
 
 
 def _smallest_epsilon(losses: LossTable, delta_iv: Any) -> str:

@@ -20,8 +20,8 @@ from ..engine.backend import IntervalBackend
 from ..engine.noisy import Density
 from ..engine.reading import distribution
 from .density_cells import normalise
-from .result import PointResult, Status, Witness
-from .witness import figure, number
+from .result import PointResult, Status
+from .witness import figure, number, refuted_delta
 from .workspace import decimal, params
 
 
@@ -170,9 +170,6 @@ def check_delta(program: Any, point: Point, eps: sympy.Expr, delta: sympy.Expr, 
         result.message = (f"a violation was confirmed at {fresh.dps} digits, but P(S|X) and P(S|X') are not pinned "
                           "down there (intervals too wide to print as a witness)")
         return result
-    result.status = Status.REFUTED
-    result.witness = Witness(pair[0], pair[1], "the set of outputs where p(o|X) > e^eps p(o|X')", shown[0], shown[1])
-    result.message = (f"X={pair[0]!r} and X'={pair[1]!r}: on the set S where p(o|X) > e^eps p(o|X'), P(S|X) = "
-                      f"{shown[0]}, P(S|X') = {shown[1]}, P(S|X) - e^eps P(S|X') = {shown[2]} > delta = "
-                      f"{decimal(delta)}; confirmed at {fresh.dps} digits")
-    return result
+    return refuted_delta(result, pair, "the set of outputs where p(o|X) > e^eps p(o|X')",
+                         "on the set S where p(o|X) > e^eps p(o|X')", shown, decimal(delta),
+                         f"confirmed at {fresh.dps} digits")

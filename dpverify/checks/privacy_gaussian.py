@@ -24,7 +24,7 @@ from ..engine.density_ratio import Candidate
 from ..engine.reading import distribution
 from .density_cells import normalise
 from .result import PointResult, Status, Witness
-from .witness import number
+from .witness import number, refuted_delta
 from .workspace import DIGITS, decimal, params
 
 
@@ -246,12 +246,9 @@ def _refute_gaussian(program: Any, point: Point, eps: sympy.Expr, delta: sympy.E
         result.message = (f"a violation found at {table.backend.dps} digits (X={pair[0]!r}, X'={pair[1]!r}) was not "
                           f"confirmed at {fresh.dps} digits")
         return result
-    result.status = Status.REFUTED
-    result.witness = Witness(pair[0], pair[1], "the event S where the privacy loss exceeds eps", shown[0], shown[1])
-    result.message = (f"X={pair[0]!r} and X'={pair[1]!r}: on the event S where the privacy loss exceeds eps, "
-                      f"P(S|X) = {shown[0]}, P(S|X') = {shown[1]}, P(S|X) - e^eps P(S|X') = {shown[2]} > delta = "
-                      f"{decimal(delta)}; confirmed at {fresh.dps} digits")
-    return result
+    return refuted_delta(result, pair, "the event S where the privacy loss exceeds eps",
+                         "on the event S where the privacy loss exceeds eps", shown, decimal(delta),
+                         f"confirmed at {fresh.dps} digits")
 
 
 def _disjoint(program: Any, point: Point, delta: sympy.Expr, pair: tuple, table: Any, result: PointResult,

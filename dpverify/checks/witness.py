@@ -17,6 +17,7 @@ import mpmath
 import sympy
 
 from ..engine import certified
+from .result import PointResult, Status, Witness
 from .workspace import DIGITS, decimal
 
 RELATIVE_WIDTH = 10 ** -(DIGITS - 5)
@@ -81,3 +82,15 @@ def figure(value: Any) -> tuple[str, bool]:
     interval would be a number the computation never established)."""
     shown = number(value, probability=False)
     return (shown, True) if shown is not None else (decimal(value.b), False)
+
+
+def refuted_delta(result: PointResult, pair: tuple, event: Any, phrase: str, shown: list, delta: str,
+                  how: str) -> PointResult:
+    """``result`` refuted for (eps, delta): on the event ``event`` (described in the message by
+    ``phrase``) P(S|X) - e^eps P(S|X') exceeds delta; ``shown`` holds the three certified numbers."""
+    p, q, value = shown
+    result.status = Status.REFUTED
+    result.witness = Witness(pair[0], pair[1], event, p, q)
+    result.message = (f"X={pair[0]!r} and X'={pair[1]!r}: {phrase}, P(S|X) = {p}, P(S|X') = {q}, "
+                      f"P(S|X) - e^eps P(S|X') = {value} > delta = {delta}; {how}")
+    return result
