@@ -48,8 +48,8 @@ def verdicts(paths: list[str]) -> None:
                         verdict += " (expected)" if verdict == "refuted" else " (UNEXPECTED)"
                     label = ",".join(f"{k}={v}" for k, v in result.params.items()) or "-"
                     print(f"{spec.name:<26} {claim.id:<22} {label:<10} {verdict:<20} "
-                          f"{_short(result.claimed_epsilon):>9} "
-                          f"{('>=' if result.achieved_is_lower_bound else '') + _short(result.achieved_epsilon):>12} "
+                          f"{_short(result.evidence.claimed_epsilon):>9} "
+                          f"{('>=' if result.evidence.achieved_is_lower_bound else '') + _short(result.evidence.achieved_epsilon):>12} "
                           f"{seconds:>8.2f}")
     print(f"total {total:.2f} s")
 

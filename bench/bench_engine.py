@@ -33,7 +33,7 @@ from fractions import Fraction
 import mpmath
 
 import dpverify as dp
-from dpverify.checks.workspace import DIGITS
+from dpverify.engine.decimals import DIGITS
 
 PRECISION = 50       # decimal digits, engine and baseline alike
 SHOW_DIGITS = 35     # digits printed for each achieved epsilon
@@ -169,10 +169,10 @@ def main() -> None:
     _, baseline_eps, datasets, pairs = baseline_runs[0]
 
     with mpmath.workdps(PRECISION):
-        engine_eps = mpmath.mpf(result.achieved_epsilon)
+        engine_eps = mpmath.mpf(result.evidence.achieved_epsilon)
     digits = agreeing_digits(engine_eps, baseline_eps)
     agree = digits >= AGREE_DIGITS
-    figures = result.figures
+    figures = result.evidence.figures()
 
     rows = [
         ("mechanism", "exponential-mechanism threshold learner, eps = 1, sensitivity 1/4"),

@@ -16,8 +16,8 @@ import sys
 import time
 
 from dpverify.checks import Options, Workspace
-from dpverify.checks.privacy import PrivacyCheck
-from dpverify.checks.privacy_proof import prove_private
+from dpverify.checks.privacy.discrete import PrivacyCheck
+from dpverify.checks.privacy.proof import prove_private
 from dpverify.dsl.claims import Private
 from dpverify.loader import discover, load
 

@@ -35,8 +35,8 @@ import time
 from fractions import Fraction
 
 import dpverify as dp
-from dpverify.checks.sample_complexity import PARALLEL_FROM, FailureProbability, multisets
-from dpverify.checks.workspace import decimal
+from dpverify.checks.theorems.sample_complexity import PARALLEL_FROM, FailureProbability, multisets
+from dpverify.engine.decimals import decimal
 
 XS = (0, 1, 2, 3)
 THRESHOLDS = (0, 1, 2, 3, 4)

@@ -49,7 +49,7 @@ def test_unclamped_geometric_lumps_its_tails_exactly() -> None:
                    grid={eps: [1]}, claims=[dp.private(eps), dp.private(eps * Fraction(9, 10))])
     results = dp.check(spec)
     assert [r.status.value for r in results] == ["proved", "refuted"]
-    assert results[0].achieved_epsilon.startswith("1.000000000000000000000000000000")
+    assert results[0].evidence.achieved_epsilon.startswith("1.000000000000000000000000000000")
 
 
 def test_computing_with_a_lumped_tail_is_refused() -> None:
@@ -116,7 +116,7 @@ def test_eps_zero_mechanism_and_infinite_loss() -> None:
     spec = dp.spec(release, universe=dp.universe([0, 1], n=1, neighbours=dp.REPLACE_ONE),
                    grid={eps: [5]}, claims=[dp.private(eps)])
     [result] = dp.check(spec)
-    assert result.status.value == "refuted" and result.achieved_epsilon == "inf"
+    assert result.status.value == "refuted" and result.evidence.achieved_epsilon == "inf"
     assert result.witness.p_prime.startswith("0.0") and result.witness.ratio == "inf"
 
 
@@ -126,7 +126,7 @@ def test_a_constant_mechanism_achieves_zero() -> None:
     spec = dp.spec(constant, universe=dp.universe([0, 1], n=2, neighbours=dp.REPLACE_ONE),
                    grid={eps: [1]}, claims=[dp.private(eps)])
     [result] = dp.check(spec)
-    assert result.status.value == "proved" and float(result.achieved_epsilon) == 0
+    assert result.status.value == "proved" and float(result.evidence.achieved_epsilon) == 0
 
 
 def test_approximate_dp_hockey_stick() -> None:
@@ -138,7 +138,7 @@ def test_approximate_dp_hockey_stick() -> None:
                    claims=[dp.private(eps, Fraction(1, 10)), dp.private(eps, Fraction(9, 100))])
     held, broken = dp.check(good)
     assert held.status.value == "verified"
-    assert held.achieved_delta.startswith("0.1000000000000000000000000000")
+    assert held.evidence.achieved_delta.startswith("0.1000000000000000000000000000")
     assert broken.status.value == "refuted" and broken.witness is not None
 
 
@@ -160,7 +160,7 @@ def test_a_user_supplied_relation_matches_the_built_in_one() -> None:
                        grid={eps: [1]}, claims=[dp.private(eps)])
         [result] = dp.check(spec)
         assert result.status.value == "proved"
-        achieved.append(result.achieved_epsilon)
+        achieved.append(result.evidence.achieved_epsilon)
     assert achieved[0] == achieved[1]
 
 

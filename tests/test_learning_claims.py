@@ -93,7 +93,7 @@ def test_stability_holds_and_a_too_small_gamma_is_refuted() -> None:
                    claims=[dp.stability(gamma, predict=predict, points=XS)])
     [result] = dp.check(good)
     assert result.status.value == "verified" and "achieved gamma" in result.message
-    achieved = float(result.figures["achieved_gamma"])
+    achieved = float(result.evidence.achieved_gamma)
     tight = dp.spec(learner, universe=LEARNER_UNIVERSE, grid={eps: [Rational(1, 2)]},
                     claims=[dp.stability(Fraction(achieved).limit_denominator(1000) - Rational(1, 1000),
                                          predict=predict, points=XS)])
@@ -109,7 +109,7 @@ def test_private_prediction_holds_and_a_mutant_bound_is_refuted() -> None:
                    claims=[dp.private_prediction(dp.log(1 + gamma / p), predict=flipped, points=XS)])
     [held] = dp.check(good)
     assert held.status.holds and "achieved" in held.message
-    below = Fraction(held.achieved_epsilon).limit_denominator(10 ** 6) - Rational(1, 10 ** 4)
+    below = Fraction(held.evidence.achieved_epsilon).limit_denominator(10 ** 6) - Rational(1, 10 ** 4)
     mutant = dp.spec(learner, universe=LEARNER_UNIVERSE, grid=grid,
                      claims=[dp.private_prediction(below, predict=flipped, points=XS)])
     [refuted] = dp.check(mutant)

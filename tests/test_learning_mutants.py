@@ -266,7 +266,7 @@ def test_a_convergence_bound_asking_for_too_few_samples_is_refuted(name: str) ->
     [result] = dp.check(convergence_spec(population, hypotheses, two_sided, bound, alpha, beta))
     assert result.status.value == "refuted", result.message
     assert result.witness is not None and "confirmed" in result.message
-    n = result.figures["n_bound"]
+    n = result.evidence.n_bound
     assert n == math.ceil(float(bound.subs({convergence()["alpha"]: alpha, convergence()["beta"]: beta})))
     exact = convergence_failure(population, hypotheses, two_sided, n, Fraction(alpha.p, alpha.q))
     assert exact > Fraction(beta.p, beta.q)
@@ -323,7 +323,7 @@ def test_a_learner_bound_asking_for_too_few_samples_is_refuted(name: str) -> Non
     [result] = dp.check(learner_spec(LEARNER_MUTANTS[name], eps))
     assert result.status.value == "refuted", result.message
     assert result.witness is not None and "confirmed" in result.message
-    n = result.figures["n_bound"]
+    n = result.evidence.n_bound
     exact = learner_failure(n, eps, Rational(1, 4))
     with mpmath.workdps(30):
         assert exact > mpmath.mpf(1) / 4
@@ -342,7 +342,7 @@ def test_catalogue_style_mutants_of_the_learner_bound_survive_the_exact_check() 
                            (Max(2 * good / (eps * a), good / a**2), 60)):
         [result] = dp.check(learner_spec(bound, Rational(1, 2)))
         assert result.status.value == "verified", result.message
-        assert result.figures["n_bound"] == n_bound  # above 29, the smallest n that works (full scan)
+        assert result.evidence.n_bound == n_bound  # above 29, the smallest n that works (full scan)
     for name in ("learner_union_wrong_log_argument", "learner_privacy_wrong_log_argument",
                  "learner_union_wrong_constant", "learner_privacy_wrong_constant"):
         [result] = dp.check(dp.spec(name=name, claims=[FORMULA_MUTANTS[name]()]))

@@ -304,8 +304,8 @@ def test_mutant_is_refuted_with_a_witness(name: str) -> None:
         for attribute in ("x", "x_prime", "output", "p", "p_prime"):
             assert getattr(w, attribute) is not None, (attribute, r.message)
         p, p_prime = float(w.p), float(w.p_prime)
-        if r.claimed_epsilon is not None:  # privacy: the witness breaks P(o|X) <= e^eps P(o|X')
-            assert p > math.exp(float(r.claimed_epsilon)) * p_prime, r.message
+        if r.evidence.claimed_epsilon is not None:  # privacy: the witness breaks P(o|X) <= e^eps P(o|X')
+            assert p > math.exp(float(r.evidence.claimed_epsilon)) * p_prime, r.message
         else:  # same distribution: one dataset, two different probabilities of one output
             assert w.x == w.x_prime and p != p_prime, r.message
 

@@ -23,7 +23,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import dpverify as dp
-from dpverify.checks.privacy_gaussian import gaussian_delta, phi
+from dpverify.checks.privacy.gaussian import gaussian_delta, phi
 from dpverify.engine.backend import IntervalBackend, SympyBackend
 from dpverify.engine import piecewise
 from dpverify.engine.noisy import Density
@@ -116,8 +116,8 @@ def decimal_of(text: str) -> mpmath.mpf:
 
 def achieved(result) -> tuple[mpmath.mpf, bool]:
     """(achieved epsilon, whether it is only a lower bound), from either ">= x" or a lower-bound flag."""
-    text = result.achieved_epsilon.strip()
-    lower = text.startswith(">=") or bool(getattr(result, "achieved_is_lower_bound", False))
+    text = result.evidence.achieved_epsilon.strip()
+    lower = text.startswith(">=") or bool(result.evidence.achieved_is_lower_bound)
     return decimal_of(text.lstrip(">= ")), lower
 
 
@@ -258,7 +258,7 @@ def brute_force_achieved(mech, values, m, e) -> mpmath.mpf:
 def test_textbook_mechanisms_are_private_and_the_achieved_epsilon_is_the_plain_maximum(mech) -> None:
     result = check(mech, UNIVERSE, dp.private(eps))
     assert result.status.value == "verified", result.message
-    achieved = decimal_of(result.achieved_epsilon)
+    achieved = decimal_of(result.evidence.achieved_epsilon)
     assert achieved <= HALF + mpmath.mpf(10) ** -35
     with mpmath.workdps(40):
         assert abs(achieved - brute_force_achieved(mech, [0, 1, 2], 3, HALF)) < mpmath.mpf(10) ** -30
@@ -268,7 +268,7 @@ def test_noisy_max_with_exponential_noise_is_exactly_tight() -> None:
     """Noisy max with Exp(2/eps) reaches eps exactly (decided by sympy, not by intervals)."""
     result = check(noisy_max("exponential"), UNIVERSE, dp.private(eps))
     assert result.status.value == "verified"
-    assert decimal_of(result.achieved_epsilon) == decimal_of("0.5")
+    assert decimal_of(result.evidence.achieved_epsilon) == decimal_of("0.5")
     assert "tight" in result.message
 
 
@@ -276,7 +276,7 @@ def test_noisy_max_refuted_below_its_achieved_epsilon_with_a_checkable_witness()
     mech = noisy_max("laplace")
     result = check(mech, UNIVERSE, dp.private(eps / 2))
     assert result.status.value == "refuted"
-    assert decimal_of(result.achieved_epsilon) > decimal_of("0.25")
+    assert decimal_of(result.evidence.achieved_epsilon) > decimal_of("0.25")
     w = result.witness
     with mpmath.workdps(30):
         p = textbook_noisy_max(w.x, 4, "laplace")[w.output]
@@ -338,7 +338,7 @@ def test_noisy_max_releasing_the_exponential_value_has_an_infinite_ratio() -> No
 def test_laplace_mechanisms_are_exactly_tight(mech, universe, e) -> None:
     result = check(mech, universe, dp.private(eps), e=e)
     assert result.status.value == "verified", result.message
-    assert decimal_of(result.achieved_epsilon) == frac(e)
+    assert decimal_of(result.evidence.achieved_epsilon) == frac(e)
     assert "tight" in result.message
     # Just below the achieved epsilon the claim is refuted.
     below = check(mech, universe, dp.private(eps * Fraction(99, 100)), e=e)
@@ -350,7 +350,7 @@ def test_laplace_witness_is_the_textbook_density_ratio() -> None:
         return dp.laplace(q[0], 1 / (2 * eps))
     result = check(halved, dp.answers([0, 1, 2], 1), dp.private(eps))
     assert result.status.value == "refuted"
-    assert decimal_of(result.achieved_epsilon) == 1  # |q - q'| / b = 2 eps
+    assert decimal_of(result.evidence.achieved_epsilon) == 1  # |q - q'| / b = 2 eps
     w = result.witness
     [v] = released_points(w.output)
     with mpmath.workdps(40):
@@ -434,7 +434,7 @@ def test_gaussian_mechanism_against_the_analytic_delta(s, e, m) -> None:
                                     claims=[dp.private(eps, delta)]), proofs=False)
         assert result.status.value == status, (factor, result.message)
         with mpmath.workdps(40):
-            assert abs(decimal_of(result.achieved_delta) - true) < mpmath.mpf(10) ** -30
+            assert abs(decimal_of(result.evidence.achieved_delta) - true) < mpmath.mpf(10) ** -30
 
 
 def test_gaussian_mechanism_is_not_pure_dp() -> None:
@@ -459,7 +459,7 @@ def test_noise_that_ignores_the_data_is_perfectly_private(noise) -> None:
 @pytest.mark.parametrize("noise", [dp.gaussian, dp.laplace])
 def test_noise_that_ignores_the_data_achieves_epsilon_zero(noise) -> None:
     result = check(lambda q, eps: noise(0, 2), dp.answers([0, 1], 1), dp.private(eps))
-    assert result.achieved_epsilon is not None and decimal_of(result.achieved_epsilon) == 0
+    assert result.evidence.achieved_epsilon is not None and decimal_of(result.evidence.achieved_epsilon) == 0
 
 
 # -- mutants ---------------------------------------------------------------------------------------
@@ -630,7 +630,7 @@ def test_smart_sum_is_two_eps_and_its_noiseless_block_ends_are_refuted() -> None
     assert check(smart, universe, dp.private(2 * eps)).status.value in ("verified", "proved")
     assert check(smart, universe, dp.private(eps * Fraction(19, 10))).status.value == "refuted"
     bad = check(noiseless_ends, universe, dp.private(2 * eps))
-    assert bad.status.value == "refuted" and bad.achieved_epsilon == "inf", bad.message
+    assert bad.status.value == "refuted" and bad.evidence.achieved_epsilon == "inf", bad.message
 
 
 # -- released gaps: differences of compared values ------------------------------------------------
@@ -691,13 +691,13 @@ def test_the_laplace_mechanism_derives_its_sensitivity_from_the_query() -> None:
         return dp.laplace_mechanism(mean, data, eps, neighbours=dp.REPLACE_ONE)
     universe = dp.universe([0, Fraction(1, 2), 1], n=2, neighbours=dp.REPLACE_ONE)
     holds = check(mech, universe, dp.private(eps))
-    assert holds.status.value in ("verified", "proved") and decimal_of(holds.achieved_epsilon) == frac(HALF)
+    assert holds.status.value in ("verified", "proved") and decimal_of(holds.evidence.achieved_epsilon) == frac(HALF)
     assert check(mech, universe, dp.private(eps / 2)).status.value == "refuted"
     total = dp.total(lambda v: v, domain=dp.interval(0, 1))
 
     def by_total(data, eps):
         return dp.laplace_mechanism(total, data, eps, neighbours=dp.REPLACE_ONE)
-    assert decimal_of(check(by_total, universe, dp.private(eps)).achieved_epsilon) == frac(HALF)
+    assert decimal_of(check(by_total, universe, dp.private(eps)).evidence.achieved_epsilon) == frac(HALF)
 
 
 def test_the_laplace_mechanism_refuses_a_plain_function() -> None:
@@ -720,7 +720,7 @@ def test_the_laplace_mechanism_has_the_textbook_delta_below_its_eps(shrink) -> N
     universe = dp.answers([0, 1, 2], 1)
     holds = check(laplace_mechanism, universe, dp.private(shrink * eps, above))
     assert holds.status.value == "verified", holds.message
-    assert abs(decimal_of(holds.achieved_delta) - true) < mpmath.mpf(10) ** -35
+    assert abs(decimal_of(holds.evidence.achieved_delta) - true) < mpmath.mpf(10) ** -35
     broken = check(laplace_mechanism, universe, dp.private(shrink * eps, below))
     assert broken.status.value == "refuted", broken.message
     assert "P(S|X) - e^eps P(S|X')" in broken.message

@@ -51,7 +51,7 @@ def test_achieved_epsilon_matches_a_plain_loop(table, e, n) -> None:
     [result] = dp.check(spec, precision=40)
     expected = brute_force_achieved(mech, universe, e)
     with mpmath.workdps(40):
-        assert abs(mpmath.mpf(result.achieved_epsilon) - expected) < mpmath.mpf(10) ** -30
+        assert abs(mpmath.mpf(result.evidence.achieved_epsilon) - expected) < mpmath.mpf(10) ** -30
     # The exponential mechanism with a correct sensitivity bound is eps-DP.
     assert result.status.value == "proved"
 
@@ -64,7 +64,7 @@ def test_symmetry_reduction_never_changes_the_achieved_epsilon(table, e, n) -> N
     for symmetric in (False, True):
         universe = dp.universe([0, 1, 2], n=n, neighbours=dp.REPLACE_ONE, symmetric=symmetric)
         spec = dp.spec(mech, universe=universe, grid={eps: [e]}, claims=[dp.private(eps)])
-        results.append(dp.check(spec)[0].achieved_epsilon)
+        results.append(dp.check(spec)[0].evidence.achieved_epsilon)
     assert results[0] == results[1]
 
 
@@ -79,7 +79,7 @@ def test_sequential_composition_adds_epsilon_exactly(e1, e2) -> None:
                    grid=[{eps: e1, e2_sym: e2}],
                    claims=[dp.private(eps + e2_sym), dp.private((eps + e2_sym) * Fraction(999, 1000))])
     tight, less = dp.check(spec)
-    assert tight.status.value == "proved" and tight.achieved_epsilon == tight.claimed_epsilon
+    assert tight.status.value == "proved" and tight.evidence.achieved_epsilon == tight.evidence.claimed_epsilon
     assert less.status.value == "refuted"
 
 

@@ -13,8 +13,8 @@ from hypothesis import strategies as st
 from sympy import Rational, log
 
 import dpverify as dp
-from dpverify.checks import sample_complexity as sc
-from dpverify.checks.sample_complexity import FailureProbability, multisets
+from dpverify.checks.theorems import sample_complexity as sc
+from dpverify.checks.theorems.sample_complexity import FailureProbability, multisets
 from dpverify.engine.fastlaw import ExpAtoms, Exponent, Unsupported, capture, rational
 
 eps = dp.symbol("eps", positive=True)
@@ -59,8 +59,8 @@ def test_the_catalogue_bound_holds_and_reports_the_smallest_n() -> None:
     bound = sympy.Max(4 * log(2 * H / beta) / (eps * alpha), 2 * log(2 * H / beta) / alpha ** 2)
     [result] = dp.check(spec_with(bound))
     assert result.status.value == "verified"
-    assert result.figures["n_bound"] == 111
-    assert result.figures["holds_down_to"] < 111  # the default run scans the top of the range only
+    assert result.evidence.n_bound == 111
+    assert result.evidence.holds_down_to < 111  # the default run scans the top of the range only
 
 
 def test_a_bound_that_asks_for_too_few_samples_is_refuted() -> None:

@@ -60,7 +60,7 @@ def assert_refuted_with_pair(result, relation=dp.REPLACE_ONE) -> None:
         assert sum(gone.values()) == sum(new.values()) == 1, (w.x, w.x_prime)
     assert "confirmed" in result.message
     change = abs(Fraction(w.p) - Fraction(w.p_prime))
-    assert change > Fraction(result.figures["claimed_at_n"]), result.message
+    assert change > Fraction(result.evidence.claimed_at_n), result.message
 
 
 # ----- the catalogue's claims -----------------------------------------------------------
@@ -69,7 +69,7 @@ def test_empirical_error_is_proved_one_over_n_and_the_learner_uses_it() -> None:
     spec, _ = learner_module()
     result = run(spec, "error_sensitivity")
     assert result.status.value == "proved", result.message
-    assert result.figures["derived"] == "1/n"
+    assert result.evidence.derived == "1/n"
     assert "agrees with exact enumeration of the universe at n = 1, 2, 3, 4" in result.message
     assert "threshold_learner omits sensitivity= and takes" in result.message
 
@@ -79,14 +79,14 @@ def test_exponential_mechanism_scores_are_proved() -> None:
     assert run(specs["most_frequent"], "count_sensitivity").status.value == "proved"
     balance = run(specs["median"], "balance_sensitivity")
     assert balance.status.value == "proved", balance.message
-    assert balance.figures["derived"] == "Piecewise((1, Eq(n, 1)), (2, True))"
+    assert balance.evidence.derived == "Piecewise((1, Eq(n, 1)), (2, True))"
 
 
 def test_mean_of_unit_values_is_one_over_m_under_both_relations() -> None:
     (spec,) = [s for s in load(SPEC_DIR / "laplace.py") if s.name == "mean_sensitivity"]
     for claim in spec.claims:
         result = check_point(spec, claim, (), Workspace())
-        assert result.status.value == "proved" and result.figures["derived"] == "1/m", result.message
+        assert result.status.value == "proved" and result.evidence.derived == "1/m", result.message
 
 
 # ----- mutants --------------------------------------------------------------------------
@@ -108,7 +108,7 @@ def test_sensitivity_for_the_wrong_relation_is_refuted() -> None:
     mutant = with_claims(specs["median"], claim, holds)
     result = run(mutant, "sensitivity")
     assert_refuted_with_pair(result)
-    assert result.figures["n"] == 2
+    assert result.evidence.n == 2
     assert run(mutant, "ok").status.value == "proved"
 
 
@@ -137,7 +137,7 @@ def test_loose_claim_is_proved_and_flagged() -> None:
     mutant = with_claims(spec, dp.sensitivity(g["empirical_error"], at_most=2 / n, candidates=g["THRESHOLDS"]))
     result = run(mutant, "sensitivity")
     assert result.status.value == "proved" and "loose: exact value 1/n" in result.message
-    assert result.figures["loose"] == {"n": 1, "claimed": "2", "exact": "1"}
+    assert result.evidence.loose == {"n": 1, "claimed": "2", "exact": "1"}
 
 
 def test_a_claim_below_n_min_is_an_error_naming_the_fix() -> None:
@@ -177,7 +177,7 @@ def test_a_max_plus_a_mean_is_measured_by_enumeration_and_z3() -> None:
     assert "z3 over symbolic datasets" in right.message and "2, 3, 4, 5, 6, 7, 8" in right.message
     wrong = run(spec, "wrong_beyond_the_universe")  # holds at the universe's n = 1; z3 breaks n = 2
     assert_refuted_with_pair(wrong)
-    assert wrong.figures["n"] == 2 and "z3" in wrong.message
+    assert wrong.evidence.n == 2 and "z3" in wrong.message
     assert "loose" in run(spec, "loose").message
 
 

@@ -21,7 +21,8 @@ import sympy
 import z3
 
 import dpverify as dp
-from dpverify.checks import formula_problem, privacy_proof
+from dpverify.checks.formulas import problem as formula_problem
+from dpverify.checks.privacy import proof as privacy_proof
 from dpverify.engine import smt
 
 PACKAGE = Path(dp.__file__).parent
@@ -29,7 +30,7 @@ CLOCKS = re.compile(r"\b(perf_counter|monotonic|process_time|time\.time|datetime
                     r"signal\.alarm|\"timeout\"|'timeout'|timeout_ms|deadline(?!=None))\b")
 ALLOWED = {
     "checks/__init__.py": "the seconds each check took, reported and never compared",
-    "checks/formula_problem.py": "the formula check's far safety net (SIGALRM, SAFETY_SECONDS)",
+    "checks/formulas/problem.py": "the formula check's far safety net (SIGALRM, SAFETY_SECONDS)",
     "engine/smt.py": "z3's far safety net in smt.check (SAFETY_SECONDS), beside the rlimit",
     "engine/contract.py": "the mechanism contract: names the clocks spec code may not read, and its hang "
                           "watchdog (no progress for a long time) is a safety net",
@@ -127,7 +128,7 @@ def test_the_formula_safety_net_gives_unknown_saying_so(monkeypatch: pytest.Monk
 
 
 def test_budgets_are_counts() -> None:
-    from dpverify.checks import formula_search, formulas
+    from dpverify.checks.formulas import check as formulas, search as formula_search
     from dpverify.engine import sensitivity_search, smt_values
     assert isinstance(formulas.Z3_RLIMIT, int) and isinstance(smt_values.BOUNDS_RLIMIT, int)
     assert isinstance(privacy_proof.QUERY_RLIMIT, int) and isinstance(privacy_proof.PROOF_RLIMIT, int)

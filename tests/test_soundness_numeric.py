@@ -14,7 +14,7 @@ import pytest
 import sympy
 
 import dpverify as dp
-from dpverify.checks.privacy_gaussian import phi
+from dpverify.checks.privacy.gaussian import phi
 from dpverify.engine.backend import IntervalBackend, exact_sign, is_exactly_zero
 
 from .helpers import lo_hi
@@ -227,7 +227,7 @@ def test_a_bound_just_below_an_integer_is_checked_at_the_next_integer() -> None:
                    grid={eps: [1]}, claims=[dp.sample_complexity(population=population, error=error,
                                                                  alpha=R(1, 4), beta=R(1, 4), bound=bound)])
     result = only(spec)
-    assert result.figures["n_bound"] == 3
+    assert result.evidence.n_bound == 3
     assert result.status.value == "refuted", result.message
 
 

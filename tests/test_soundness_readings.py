@@ -282,7 +282,7 @@ def test_two_programs_returning_one_value_in_two_types_are_not_the_same_distribu
 # -- class 6 and 8 at the engine's seams ---------------------------------------------------------------
 
 def test_a_cell_missing_from_the_exact_reading_is_unknown_never_a_tie() -> None:
-    from dpverify.checks.privacy import _exact_excess
+    from dpverify.checks.privacy.discrete import _exact_excess
     from dpverify.engine.loss import Cell
     ctx = IntervalBackend(30).ctx
     point = ((eps, sympy.Integer(1)),)

@@ -1,11 +1,12 @@
 """One check per kind of claim.  A check says whether it ``supports`` a claim and
-returns a :class:`~dpverify.checks.result.PointResult`; a claim no check
+returns a :class:`~dpverify.results.PointResult`; a claim no check
 supports comes back ``unknown`` naming what could not be handled -- never a
 silent pass.  Adding a kind of claim means adding one module here and one line
 to :data:`CHECKS`.
 """
 from __future__ import annotations
 
+import logging
 import time
 import traceback
 from typing import Protocol
@@ -14,15 +15,19 @@ from ..dsl.claims import Claim
 from ..dsl.params import Point, point_label
 from ..dsl.spec import Spec
 from ..errors import SpecError
-from .formulas import FormulaCheck
-from .prediction import PrivatePredictionCheck, StabilityCheck
-from .privacy import PrivacyCheck
-from .probability import ProbabilityCheck
-from .sample_complexity import SampleComplexityCheck
-from .result import ClaimResult, PointResult, Status
-from .same_distribution import SameDistributionCheck
-from .sensitivity import SensitivityCheck
-from .workspace import Options, Workspace
+from .formulas.check import FormulaCheck
+from .theorems.prediction import PrivatePredictionCheck, StabilityCheck
+from .privacy.discrete import PrivacyCheck
+from .theorems.probability import ProbabilityCheck
+from .theorems.sample_complexity import SampleComplexityCheck
+from ..results import ClaimResult, PointResult, Status
+from .privacy.same_distribution import SameDistributionCheck
+from .sensitivity.check import SensitivityCheck
+from .workspace import Workspace
+from ..options import Options
+
+
+log = logging.getLogger(__name__)
 
 
 class Check(Protocol):
@@ -58,6 +63,9 @@ def check_point(spec: Spec, claim: Claim, point: Point, ws: Workspace) -> PointR
                                  f"internal error in the {check.kind} check: {type(exc).__name__}: {exc} "
                                  f"(at {where.filename}:{where.lineno}); please report it")
     result.seconds = time.perf_counter() - start
+    log.info("%s:%s [%s] %s, decided by %s, %.2f s", spec.name, claim.id,
+             ", ".join(f"{k}={v}" for k, v in point_label(point).items()) or "no parameters",
+             result.status.value, result.method or "no method named", result.seconds)
     return result
 
 

@@ -17,8 +17,8 @@ import mpmath
 import sympy
 
 from ..engine import certified
-from .result import PointResult, Status, Witness
-from .workspace import DIGITS, decimal
+from ..results import PointResult, Status, Witness
+from ..engine.decimals import DIGITS, decimal
 
 RELATIVE_WIDTH = 10 ** -(DIGITS - 5)
 """An interval is printed only when its width is below this fraction of its magnitude."""

@@ -1,39 +1,27 @@
-"""What checks share: options, the enumeration guard, memoised laws, number formatting."""
+"""The per-run memo that checks share: each (program, point) is enumerated once, whatever the claims,
+and a universe declared symmetric is checked before its laws are used."""
 from __future__ import annotations
 
-import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Optional
 
-import mpmath
 import numpy as np
-import sympy
 
 from ..dsl.params import Point
 from ..dsl.spec import Spec
-from ..engine.datasets import enumerate_datasets, estimate, neighbour_pairs, require_pairs
+from ..engine.datasets import enumerate_datasets, neighbour_pairs, require_pairs
 from ..engine.noisy import Density
 from ..engine.contract import global_state, state_changed
 from ..engine.enumerate import LEAF_BUDGET, MAX_LEAVES
-from ..engine.reading import Table, all_distributions, distribution, keywords
-from ..engine.symmetry import check_symmetric, orderings
-from ..engine import certified
-from ..engine.backend import IntervalBackend
-from ..errors import EnumerationTooLarge, NotRational, SpecError
+from ..engine.reading import Table, all_distributions, keywords
+from ..engine.symmetry import check_symmetric
+from ..engine.work import guard, params
+from ..errors import NotRational, SpecError
+from ..options import Options
 
-DEFAULT_PRECISION = 50
-DEFAULT_MAX_WORK = 50_000_000
-DIGITS = 40  # significant digits in every decimal string we print
 PAIR_CLAIMS = frozenset({"private", "private_prediction", "stability"})
 """Claim kinds that quantify over neighbouring pairs: vacuous (and refused) on a universe without one."""
-
-
-@dataclass
-class Options:
-    precision: int = DEFAULT_PRECISION
-    max_work: int = DEFAULT_MAX_WORK
-    proofs: bool = True  # try to prove claims for every parameter value, beyond the grid
 
 
 @dataclass
@@ -132,63 +120,3 @@ class Workspace:
                                     file=getattr(getattr(program, "__code__", None), "co_filename", None),
                                     line=getattr(getattr(program, "__code__", None), "co_firstlineno", None))
         return table
-
-
-def params(point: Point) -> dict[str, Any]:
-    """A point as the mechanism's keyword arguments: integer symbols as Python ints (usable as
-    sizes and indices), every other value exact, to be converted by the reading."""
-    return {sym.name: int(value) if sym.is_integer else value for sym, value in point}
-
-
-def guard(spec: Spec, program: Callable[..., Any], point: Point, options: Options) -> None:
-    """Refuse, before enumerating, a universe whose work exceeds ``options.max_work``.
-
-    Work is estimated as (datasets + neighbouring pairs + orderings) x outputs,
-    with the number of outputs read off the law of one largest dataset; the
-    orderings are the sequences run to check a ``symmetric=True`` declaration.
-    """
-    size = estimate(spec.universe)
-    order_work = orderings(spec.universe)
-    work = size.datasets + size.pairs + order_work
-    if work <= options.max_work:
-        largest = (spec.universe.records[0],) * spec.universe.sizes[-1]
-        law = distribution(program, largest, params(point), IntervalBackend(15))
-        work *= max(1, len(law))
-    if work > options.max_work:
-        raise EnumerationTooLarge(
-            f"the universe of spec {spec.name!r} ({spec.universe.describe()}) needs about {work:.3g} "
-            f"units of work ({size.datasets:,} datasets, {size.pairs:,} neighbouring pairs"
-            + (f", {order_work:,} orderings to check symmetric=True" if order_work else "")
-            + f"), above the limit of {options.max_work:,}",
-            "use fewer records or a smaller n, declare symmetric=True if the mechanism ignores record "
-            "order, or raise the limit with --max-work")
-
-
-def _evaluated(value: sympy.Basic) -> sympy.Basic:
-    """``value`` to DIGITS + 5 significant digits: strict (relative) precision on a fixed ladder of
-    working precisions, so log(1 + 10^-70) prints as 1e-70, not as the 0 a plain evalf gives."""
-    if certified.supported(value):  # our own interval evaluation: sympy's evalf calls log(1 + 10^-70) 0
-        found = certified.pinned(value, DIGITS + 5)
-        if found is not None:
-            with mpmath.workdps(DIGITS + 15):
-                return sympy.Float(mpmath.mp.make_mpf(found.mid._mpi_[0]), DIGITS + 5)
-    for working in (100, 2000):
-        try:
-            return value.evalf(DIGITS + 5, strict=True, maxn=working)
-        except Exception:  # PrecisionExhausted (an exact zero, or deeper cancellation): try the next
-            continue
-    return value.evalf(DIGITS + 5)
-
-
-def decimal(value: Any) -> str:
-    """A decimal string with DIGITS significant digits ("inf" for infinity)."""
-    if value is None:
-        return "null"
-    if value == math.inf:
-        return "inf"
-    with mpmath.workdps(DIGITS + 5):
-        if isinstance(value, sympy.Basic):
-            value = mpmath.mpf(str(sympy.Float(_evaluated(value), DIGITS + 5)))
-        elif hasattr(value, "_mpi_"):  # an mpmath interval: its midpoint
-            value = mpmath.mp.make_mpf(value.mid._mpi_[0])
-        return mpmath.nstr(mpmath.mpf(value), DIGITS, strip_zeros=False, min_fixed=-6, max_fixed=12)

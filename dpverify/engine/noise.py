@@ -18,7 +18,7 @@ output is a skeleton with :class:`Released` markers, and its weight a
 :class:`Density` -- for each released value the joint density with the
 path's event, as a function of the released value, times the probability of
 everything else.  Privacy of densities is checked by
-:mod:`dpverify.checks.privacy_density`.
+:mod:`dpverify.checks.privacy.density`.
 """
 from __future__ import annotations
 

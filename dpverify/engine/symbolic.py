@@ -7,7 +7,7 @@ functions, with rational coefficients, of the exponentials e^(c*eps) for
 rational c.  With L the least common denominator of those c, every such
 exponential is a power of w = e^(eps/L), and eps > 0 exactly when w > 1.
 This module computes those rational functions; deciding inequalities between
-them is the decision reading's job (:mod:`dpverify.checks.privacy_proof`).
+them is the decision reading's job (:mod:`dpverify.checks.privacy.proof`).
 """
 from __future__ import annotations
 

@@ -26,8 +26,9 @@ from fractions import Fraction
 from typing import Any
 
 from .. import __version__
-from ..checks.result import ClaimResult, PointResult, Status
-from ..runner import Report
+from ..results import ClaimResult, PointResult, Status
+from ..results import Report
+from ..evidence import privacy_view
 
 
 def jsonable(value: Any) -> Any:
@@ -53,10 +54,12 @@ def _point(p: PointResult) -> dict[str, Any]:
                    "p": w.p, "p_prime": w.p_prime}
         if w.ratio is not None:
             witness["ratio"] = w.ratio
+    levels = privacy_view(p.evidence)
     return {"params": p.params, "status": p.status.value, "message": p.message, "method": p.method,
-            "claimed_epsilon": p.claimed_epsilon, "claimed_delta": p.claimed_delta,
-            "achieved_epsilon": p.achieved_epsilon, "achieved_epsilon_is_lower_bound": p.achieved_is_lower_bound,
-            "achieved_delta": p.achieved_delta,
+            "claimed_epsilon": levels.claimed_epsilon, "claimed_delta": levels.claimed_delta,
+            "achieved_epsilon": levels.achieved_epsilon,
+            "achieved_epsilon_is_lower_bound": levels.achieved_is_lower_bound,
+            "achieved_delta": levels.achieved_delta,
             "witness": witness, "seconds": round(p.seconds, 3)}
 
 

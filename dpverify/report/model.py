@@ -20,10 +20,11 @@ from pathlib import Path
 from typing import Optional
 
 from .. import __version__
-from ..checks.result import ClaimResult, Status, worst
+from ..results import ClaimResult, Status, worst
 from ..dsl.claims import Claim
 from ..dsl.spec import Spec
-from ..runner import Report, SpecReport, relative
+from ..replay import relative
+from ..results import Report, SpecReport
 from .blocks import Block, Pairs, Table
 from .sections import Context, blocks_for, source_of
 

@@ -19,7 +19,7 @@ from typing import Any, Optional
 
 import sympy
 
-from ..checks.result import ClaimResult, PointResult, Witness
+from ..results import ClaimResult, PointResult, Witness
 from ..dsl.claims import Claim
 from . import plots
 from .blocks import Block, Heading, Math, Pairs, Table
@@ -135,7 +135,7 @@ def generic(claim: ClaimResult, decl: Optional[Claim], ctx: Context) -> list[Blo
     for p in claim.points:
         if p.witness is not None:
             out += [Heading(f"Witness at {params(p)}"), witness_pairs(p.witness)]
-        scalars = tuple((str(k), str(v)) for k, v in sorted(p.figures.items(), key=lambda kv: str(kv[0]))
+        scalars = tuple((str(k), str(v)) for k, v in sorted(p.evidence.figures().items(), key=lambda kv: str(kv[0]))
                         if isinstance(v, (str, int, float)))
         if scalars:
             out += [Heading(f"Figures at {params(p)}"), Pairs(scalars)]

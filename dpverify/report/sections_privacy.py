@@ -6,7 +6,8 @@ import math
 from decimal import Decimal, InvalidOperation
 from typing import Optional
 
-from ..checks.result import ClaimResult, PointResult, Status
+from ..evidence import PredictionEvidence, PrivacyEvidence, privacy_view
+from ..results import ClaimResult, PointResult, Status
 from ..dsl.claims import Claim
 from . import plots
 from .blocks import Block, Code, Figure, Heading, Table
@@ -19,34 +20,36 @@ from .sections import (MAX_ROWS, Context, params, point_messages, section, short
 @section("private", "private_prediction")
 def privacy(claim: ClaimResult, decl: Optional[Claim], ctx: Context) -> list[Block]:
     """Claimed vs achieved epsilon per point, their plot, the loss distribution, witnesses."""
-    with_delta = any(p.claimed_delta not in (None, "0") and to_float(p.claimed_delta) != 0 for p in claim.points)
+    levels = [privacy_view(p.evidence) for p in claim.points]
+    with_delta = any(e.claimed_delta not in (None, "0") and to_float(e.claimed_delta) != 0 for e in levels)
     headers = ["parameters", "status", "claimed ε", "achieved ε", "claimed − achieved"]
     headers += ["claimed δ", "achieved δ"] if with_delta else []
     rows = []
-    for p in claim.points:
-        row = [params(p), p.status.value, short(p.claimed_epsilon), (">= " if p.achieved_is_lower_bound else "") + short(p.achieved_epsilon), _slack(p)]
-        rows.append(tuple(row + ([short(p.claimed_delta), short(p.achieved_delta)] if with_delta else [])))
+    for p, e in zip(claim.points, levels):
+        row = [params(p), p.status.value, short(e.claimed_epsilon),
+               (">= " if e.achieved_is_lower_bound else "") + short(e.achieved_epsilon), _slack(e)]
+        rows.append(tuple(row + ([short(e.claimed_delta), short(e.achieved_delta)] if with_delta else [])))
     out: list[Block] = [Table(tuple(headers), tuple(rows), numeric=tuple(range(2, len(headers))),
                               caption="Claimed and achieved ε at each grid point (10 significant digits; "
                                       "40 in report.json). Achieved ε is the exact largest privacy loss "
                                       "over every neighbouring pair of the universe.")]
-    marks = [(c, to_float(p.achieved_epsilon) if p.achieved_epsilon != "inf" else math.inf, p.status.value)
-             for p in claim.points if (c := to_float(p.claimed_epsilon)) is not None and p.achieved_epsilon]
+    marks = [(c, to_float(e.achieved_epsilon) if e.achieved_epsilon != "inf" else math.inf, p.status.value)
+             for p, e in zip(claim.points, levels) if (c := to_float(e.claimed_epsilon)) is not None and e.achieved_epsilon]
     marks = [(c, a, s) for c, a, s in marks if a is not None]
     if marks:
         name = ctx.name(claim.claim_id, "epsilon")
         out.append(Figure(plots.epsilon_plot(marks, name), "Achieved ε against claimed ε; points on or "
                           "below the dashed diagonal hold, the gap below it is slack.", name))
-    panels = [(params(p), p.figures["loss_histogram"], to_float(p.claimed_epsilon))
-              for p in claim.points if isinstance(p.figures.get("loss_histogram"), dict)]
+    panels = [(params(p), e.loss_histogram, to_float(e.claimed_epsilon))
+              for p, e in zip(claim.points, levels) if e.loss_histogram]
     if panels:
         name = ctx.name(claim.claim_id, "loss")
         out.append(Figure(plots.loss_histograms(panels, name),
                           "Privacy-loss distribution: for every ordered neighbouring pair (X, X'), its largest "
                           "loss max over o of ln P(o|X) − ln P(o|X'); the dashed line is the claimed ε.", name))
     by_query = [(params(p), str(q), short(e)) for p in claim.points
-                if isinstance(p.figures.get("achieved_by_point"), dict)
-                for q, e in p.figures["achieved_by_point"].items()]
+                if isinstance(p.evidence, PredictionEvidence) and p.evidence.achieved_by_point
+                for q, e in p.evidence.achieved_by_point.items()]
     if by_query:
         out.append(Table(("parameters", "query point", "achieved ε"), tuple(by_query), (2,),
                          "Private prediction: the achieved ε at each query point."))
@@ -56,15 +59,15 @@ def privacy(claim: ClaimResult, decl: Optional[Claim], ctx: Context) -> list[Blo
     return out + point_messages(claim, ctx)
 
 
-def _slack(p: PointResult) -> str:
-    if p.claimed_epsilon is None or p.achieved_epsilon is None:
+def _slack(e: PrivacyEvidence) -> str:
+    if e.claimed_epsilon is None or e.achieved_epsilon is None:
         return "–"
-    if p.achieved_epsilon == "inf":
+    if e.achieved_epsilon == "inf":
         return "−∞"
-    if p.achieved_epsilon == p.claimed_epsilon:
+    if e.achieved_epsilon == e.claimed_epsilon:
         return "0 (tight)"
     try:
-        return f"{float(Decimal(p.claimed_epsilon) - Decimal(p.achieved_epsilon)):.3g}"
+        return f"{float(Decimal(e.claimed_epsilon) - Decimal(e.achieved_epsilon)):.3g}"
     except InvalidOperation:
         return "–"
 
@@ -75,16 +78,16 @@ def _privacy_witness(claim: ClaimResult, p: PointResult, index: int, ctx: Contex
     labels = ("X", "X'", "output o", "density p(o | X)", "density p(o | X')") if density else None
     out: list[Block] = [Heading(f"Witness at {params(p)}"),
                         witness_pairs(p.witness, labels) if labels else witness_pairs(p.witness)]
-    laws = p.figures.get("witness_laws")
-    if isinstance(laws, dict) and laws.get("outputs"):
-        outputs = [str(o) for o in laws["outputs"]]
-        probs = [to_float(v) or 0.0 for v in laws["p"]]
-        probs_prime = [to_float(v) or 0.0 for v in laws["p_prime"]]
+    laws = privacy_view(p.evidence).witness_laws
+    if laws is not None and laws.outputs:
+        outputs = [str(o) for o in laws.outputs]
+        probs = [to_float(v) or 0.0 for v in laws.p]
+        probs_prime = [to_float(v) or 0.0 for v in laws.p_prime]
         name = ctx.name(claim.claim_id, f"witness-{index}")
         out.append(Figure(plots.witness_laws(outputs, probs, probs_prime, name),
                           f"The two output distributions of the witness pair X = {p.witness.x!r}, "
                           f"X' = {p.witness.x_prime!r}, side by side.", name))
-        rows = tuple((o, a, b) for o, a, b in zip(outputs, laws["p"], laws["p_prime"]))
+        rows = tuple((o, a, b) for o, a, b in zip(outputs, laws.p, laws.p_prime))
         caption = "Both laws, exactly as certified" + (
             f" (the first {MAX_ROWS} of {len(rows)} outputs; all in report.json)" if len(rows) > MAX_ROWS else "")
         out.append(Table(("output o", "P(o | X)", "P(o | X')"), rows[:MAX_ROWS], (1, 2), caption))

@@ -7,7 +7,8 @@ from typing import Optional
 
 import sympy
 
-from ..checks.result import ClaimResult, Status
+from ..evidence import SampleComplexityEvidence, SensitivityEvidence
+from ..results import ClaimResult, Status
 from ..dsl.claims import Claim
 from . import plots
 from .blocks import Block, Figure, Heading, Math, Pairs, Paragraph, Table
@@ -21,32 +22,33 @@ def sensitivity(claim: ClaimResult, decl: Optional[Claim], ctx: Context) -> list
     """The claimed and derived sensitivity and each derivation step, as LaTeX."""
     out: list[Block] = []
     for index, p in enumerate(claim.points):
-        f = p.figures
+        ev = p.evidence if isinstance(p.evidence, SensitivityEvidence) else SensitivityEvidence()
         key = ctx.name(claim.claim_id, f"math-{index}")
-        claimed = getattr(decl, "equals", None) if decl is not None else f.get("claimed")
+        claimed = getattr(decl, "equals", None) if decl is not None else ev.claimed
         if claimed is not None:
             out.append(math_block(claimed, "claimed Δ", f"{key}-claimed"))
-        if "derived" in f:
-            out.append(math_block(f["derived"], "derived Δ", f"{key}-derived"))
-        facts = [(k, str(f[k])) for k in ("relation", "n_min") if k in f]
+        if ev.derived is not None:
+            out.append(math_block(ev.derived, "derived Δ", f"{key}-derived"))
+        facts = [(k, str(v)) for k, v in (("relation", ev.relation), ("n_min", ev.n_min)) if v is not None]
         if facts:
             out.append(Pairs(tuple(facts)))
-        steps = f.get("steps") or []
+        steps = ev.steps or []
         if steps:
             out.append(Heading("Derivation"))
             for step, (text, expr) in enumerate(steps):
                 out.append(math_block(expr, str(text), f"{key}-step{step}"))
-        if isinstance(f.get("loose"), dict):
-            loose = f["loose"]
+        if ev.loose:
+            loose = ev.loose
             out.append(Paragraph(f"At n = {loose.get('n')} the claim gives {loose.get('claimed')}, the exact "
                                  f"sensitivity is {loose.get('exact')}.", "Loose"))
-        if isinstance(f.get("enumerated"), dict):
-            rows = tuple((str(k), str(v)) for k, v in sorted(f["enumerated"].items(), key=lambda kv: int(kv[0])))
+        if ev.enumerated:
+            rows = tuple((str(k), str(v)) for k, v in sorted(ev.enumerated.items(), key=lambda kv: int(kv[0])))
             out.append(Table(("n", "Δ(n) by enumeration"), rows, (0, 1), "Measured sensitivity"))
         if p.status == Status.REFUTED and p.witness is not None:
             out.append(Heading("Counterexample"))
             out.append(witness_pairs(p.witness, ("X", "X'", "candidate", "q(X)", "q(X')")))
-            extra = [(k, str(f[k])) for k in ("n", "claimed_at_n", "exact", "change") if k in f]
+            extra = [(k, str(v)) for k, v in (("n", ev.n), ("claimed_at_n", ev.claimed_at_n), ("exact", ev.exact),
+                                               ("change", ev.change)) if v is not None]
             if extra:
                 out.append(Pairs(tuple(extra)))
     return out + point_messages(claim, ctx)
@@ -91,14 +93,14 @@ def sample_complexity(claim: ClaimResult, decl: Optional[Claim], ctx: Context) -
     """The bound's n next to the smallest n that works, and the failure probability against n."""
     rows, panels = [], []
     for p in claim.points:
-        f = p.figures
-        rows.append((params(p), p.status.value, str(f.get("n_bound", "–")), str(f.get("smallest_n") or "–"),
-                     short(f.get("failure_at_bound")), short(f.get("beta"))))
-        curve = f.get("curve")
-        beta = to_float(f.get("beta"))
+        f = p.evidence if isinstance(p.evidence, SampleComplexityEvidence) else SampleComplexityEvidence()
+        rows.append((params(p), p.status.value, str(f.n_bound if f.n_bound is not None else "–"),
+                     str(f.smallest_n or "–"), short(f.failure_at_bound), short(f.beta)))
+        curve = f.curve
+        beta = to_float(f.beta)
         if isinstance(curve, dict) and curve and beta is not None:
             points = {int(n): v for n, v in ((n, to_float(v)) for n, v in curve.items()) if v is not None}
-            panels.append((params(p), points, beta, f.get("n_bound"), f.get("smallest_n")))
+            panels.append((params(p), points, beta, f.n_bound, f.smallest_n))
     out: list[Block] = [Table(("parameters", "status", "bound's n", "smallest n that works",
                                "P[failure] at the bound's n", "β"), tuple(rows), (2, 3, 4, 5),
                               "Exact failure probabilities over every multiset of the sample.")]

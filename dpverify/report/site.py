@@ -23,7 +23,7 @@ from typing import Any, Optional
 
 from ..dsl.params import point_label
 from ..dsl.spec import Spec
-from ..runner import Report
+from ..results import Report
 from . import html, markdown
 from .blocks import Figure
 from .json_report import document, jsonable
@@ -67,7 +67,7 @@ def extended_document(report: Report, site: Site, files: list[str]) -> dict[str,
             c_entry["description"] = c.description
             c_entry["message"] = scrub(c_entry["message"], timings)
             for p_entry, p in zip(c_entry["points"], c.points):
-                p_entry["figures"] = figures_json(p.figures)
+                p_entry["figures"] = figures_json(p.evidence.figures())
                 p_entry["message"] = scrub(p_entry["message"], timings)
                 if not timings:
                     p_entry["seconds"] = None

@@ -5,7 +5,9 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from ..runner import Report, replay_command
+from ..replay import replay_command
+from ..results import Report
+from ..evidence import privacy_view
 
 _STYLE = {"proved": "bold green", "verified": "green", "refuted": "bold red", "unknown": "yellow",
           "error": "bold magenta"}
@@ -37,8 +39,9 @@ def render(report: Report, console: Console) -> None:
                 status = point.status.value
                 shown = Text(status + (" (expected)" if claim.expect == status else ""),
                              style="green" if claim.expect == status else _STYLE[status])
-                achieved = (">=" if point.achieved_is_lower_bound else "") + _short(point.achieved_epsilon)
-                table.add_row(spec.name, claim.claim_id, params, shown, _short(point.claimed_epsilon), achieved,
+                levels = privacy_view(point.evidence)
+                achieved = (">=" if levels.achieved_is_lower_bound else "") + _short(levels.achieved_epsilon)
+                table.add_row(spec.name, claim.claim_id, params, shown, _short(levels.claimed_epsilon), achieved,
                               f"{point.seconds:.2f}s")
     console.print(table)
     for spec in report.specs:

@@ -166,7 +166,7 @@ def _judge(case: Case, ref: Reference, claim: ClaimSpec, eps: Fraction, status: 
             samples = () if case.branches_on_eps else FOR_ALL_SAMPLES
             if not any(not ref.holds(claim, s) for s in samples):
                 add("unconfirmed refutation beyond the grid", f"true at eps={star} and at the samples")
-    if claim.kind == "private" and not claim.is_delta and point.achieved_epsilon and status != "error":
+    if claim.kind == "private" and not claim.is_delta and point.evidence.achieved_epsilon and status != "error":
         mismatch = _achieved_mismatch(ref.achieved(eps), point)
         if mismatch:
             add("achieved epsilon differs", mismatch)
@@ -174,10 +174,10 @@ def _judge(case: Case, ref: Reference, claim: ClaimSpec, eps: Fraction, status: 
 
 
 def _achieved_mismatch(best: privacy.Achieved, point: Any) -> Optional[str]:
-    got = point.achieved_epsilon
+    got = point.evidence.achieved_epsilon
     if got == "inf" or best.infinite:
         return None if got == "inf" and best.infinite else f"reference {'inf' if best.infinite else 'finite'}, dpverify {got}"
-    if point.achieved_is_lower_bound:
+    if point.evidence.achieved_is_lower_bound:
         return None
     with mpmath.workdps(60):
         ref = best.ratio.log_mpf(50)

@@ -27,20 +27,21 @@ from typing import Any, Optional
 
 import sympy
 
-from ..dsl.claims import Claim, Sensitivity
-from ..dsl.params import Point, point_label
-from ..dsl.queries import Finite, Query
-from ..dsl.spec import Spec
-from ..dsl.universe import Neighbours, Universe
-from ..engine.backend import exact_sign
-from ..engine.eventually import Undecided, compare, value_at
-from ..engine.sensitivity import N, Derivation, NotDerivable, derive
-from ..engine.smt import SafetyLimit
-from ..errors import SpecError
-from .result import PointResult, Status, Witness
-from .sensitivity_measure import (are_neighbours, confirm, enumerated, measured, mechanism_note, refute_loose,
+from ...dsl.claims import Claim, Sensitivity
+from ...dsl.params import Point, point_label
+from ...dsl.queries import Finite, Query
+from ...dsl.spec import Spec
+from ...dsl.universe import Neighbours, Universe
+from ...engine.backend import exact_sign
+from ...engine.eventually import Undecided, compare, value_at
+from ...engine.sensitivity import N, Derivation, NotDerivable, derive
+from ...engine.smt import SafetyLimit
+from ...errors import SpecError
+from ...evidence import SensitivityEvidence
+from ...results import PointResult, Status, Witness
+from .measure import (are_neighbours, confirm, enumerated, measured, mechanism_note, refute_loose,
                                   values)
-from .workspace import Workspace
+from ..workspace import Workspace
 
 
 @dataclass(frozen=True)
@@ -96,8 +97,8 @@ class SensitivityCheck:
 
     def run(self, spec: Spec, claim: Sensitivity, point: Point, ws: Workspace) -> PointResult:
         ctx = context(spec, claim)
-        result = PointResult(point_label(point), Status.UNKNOWN, "", method="sensitivity derived with sympy")
-        result.figures = {"claimed": str(ctx.claimed)}
+        result = PointResult(point_label(point), Status.UNKNOWN, "", method="sensitivity derived with sympy",
+                             evidence=SensitivityEvidence(claimed=str(ctx.claimed)))
         try:
             derivation = derive(ctx.query, ctx.relation, ctx.domain, ctx.candidates)
         except NotDerivable as why:
@@ -130,9 +131,10 @@ def _derived(spec: Spec, ctx: Context, claim: Sensitivity, d: Derivation, result
         return str(sympy.sympify(expr).subs(N, size))
     texts = [re.sub(r"\bn\b", str(size), text) for text, _ in d.steps]
     steps = "; ".join(f"{text}: {show(expr)}" for text, (_, expr) in zip(texts, d.steps))
-    result.figures.update({"derived": show(d.expr), "n_min": n0, "relation": _relation_name(ctx.relation),
-                           "steps": [[text, show(expr)] for text, (_, expr) in zip(texts, d.steps)]})
-    result.figures["claimed"] = show(ctx.claimed)
+    ev = result.evidence
+    ev.derived, ev.n_min, ev.relation = show(d.expr), n0, _relation_name(ctx.relation)
+    ev.steps = [[text, show(expr)] for text, (_, expr) in zip(texts, d.steps)]
+    ev.claimed = show(ctx.claimed)
     head = f"derived Delta({size}) = {show(d.expr)} ({_relation_name(ctx.relation)}, {size} >= {n0}) [{steps}]"
     try:
         cmp = compare(ctx.claimed, d.expr, N, n0)
@@ -164,7 +166,7 @@ def _derived(spec: Spec, ctx: Context, claim: Sensitivity, d: Derivation, result
     if cmp.above is not None:
         k = cmp.above
         exact, claimed = d.value(k), value_at(ctx.claimed, N, k)
-        result.figures["loose"] = {"n": k, "claimed": str(claimed), "exact": str(exact)}
+        result.evidence.loose = {"n": k, "claimed": str(claimed), "exact": str(exact)}
         result.message = (f"{head}; the claim {show(ctx.claimed)} holds but is loose: exact value "
                           f"{show(d.expr)} (at {size} = {k}: claimed {claimed}, exact {exact}); {how}")
     else:
@@ -221,7 +223,7 @@ def _refute(ctx: Context, d: Derivation, k: int, result: PointResult, head: str)
     value, value_prime, change = checked
     result.status = Status.REFUTED
     result.witness = Witness(x, x_prime, candidate, str(value), str(value_prime))
-    result.figures.update({"n": k, "exact": str(exact), "claimed_at_n": str(claimed)})
+    result.evidence.n, result.evidence.exact, result.evidence.claimed_at_n = k, str(exact), str(claimed)
     result.message = (f"X={x!r} and X'={x_prime!r} are neighbours ({_relation_name(ctx.relation)}, n = {k}); "
                       f"{values(candidate, value, value_prime)}: |difference| = {change} > claimed "
                       f"{claimed}; confirmed by recomputing the query on both; {head}")

@@ -18,14 +18,15 @@ from typing import Any, Optional
 
 import sympy
 
-from ..dsl.params import Point
-from ..engine.backend import IntervalBackend, exact_sign
-from ..engine.density_ratio import Candidate
-from ..engine.reading import distribution
-from .density_cells import normalise
-from .result import PointResult, Status, Witness
-from .witness import number, refuted_delta
-from .workspace import DIGITS, decimal, params
+from ...dsl.params import Point
+from ...engine.backend import IntervalBackend, exact_sign
+from ...engine.density_ratio import Candidate
+from ...engine.reading import distribution
+from ...engine.density_cells import normalise
+from ...results import PointResult, Status, Witness
+from ..witness import number, refuted_delta
+from ...engine.decimals import DIGITS, decimal
+from ...engine.work import params
 
 
 def all_gaussian(table: Any) -> bool:
@@ -215,18 +216,18 @@ def check_gaussian_delta(program: Any, point: Point, eps: sympy.Expr, delta: sym
     if disjoint is not None:
         return _disjoint(program, point, delta, disjoint, table, result, scope)
     value = gaussian_delta(ctx, worst, eps_iv) if worst is not None else ctx.mpf(0)
-    result.achieved_delta = decimal(value)
+    result.evidence.achieved_delta = decimal(value)
     if worst is not None:
         achieved = _smallest_epsilon(ctx, worst, delta_iv)
-        result.achieved_epsilon = decimal(achieved) if achieved is not None else None
+        result.evidence.achieved_epsilon = decimal(achieved) if achieved is not None else None
     if value.b <= delta_iv.a:
         result.status = Status.VERIFIED
         where = f" (X={pair[0]!r}, X'={pair[1]!r})" if pair is not None else ""
         result.message = (f"holds on all {scope}: the largest scaled distance of centres is "
-                          f"{decimal(worst if worst is not None else 0)}{where}, delta(eps) = {result.achieved_delta}")
+                          f"{decimal(worst if worst is not None else 0)}{where}, delta(eps) = {result.evidence.achieved_delta}")
         return result
     if not value.a > delta_iv.b:
-        result.message = f"delta(eps) = {result.achieved_delta} is too close to the claimed delta to decide"
+        result.message = f"delta(eps) = {result.evidence.achieved_delta} is too close to the claimed delta to decide"
         return result
     return _refute_gaussian(program, point, eps, delta, pair, table, result)
 
@@ -255,7 +256,7 @@ def _disjoint(program: Any, point: Point, delta: sympy.Expr, pair: tuple, table:
               scope: str) -> PointResult:
     """Neighbours whose releases differ in their discrete part: S = X's output has P(S|X) = 1 and
     P(S|X') = 0, so delta(eps) = 1 for every eps."""
-    result.achieved_delta, result.achieved_epsilon = decimal(1), "inf"
+    result.evidence.achieved_delta, result.evidence.achieved_epsilon = decimal(1), "inf"
     at_least_one = exact_sign(delta - 1)
     if at_least_one is None:
         result.message = f"cannot decide whether the claimed delta {delta} is at least 1 (a pair has delta(eps) = 1)"

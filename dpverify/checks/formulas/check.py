@@ -42,17 +42,18 @@ from typing import Optional, Union
 import sympy
 import z3
 
-from ..dsl.claims import Claim, Identity, Inequality
-from ..dsl.params import Point
-from ..dsl.spec import Spec
-from ..engine import smt, smt_values
-from ..engine.backend import is_exactly_zero
-from ..errors import SpecError
-from .formula_problem import (Counterexample, Diverges, OutOfTime, Problem, Undecidable, certified_sign, evaluate,
+from ...dsl.claims import Claim, Identity, Inequality
+from ...dsl.params import Point
+from ...dsl.spec import Spec
+from ...engine import smt, smt_values
+from ...engine.backend import is_exactly_zero
+from ...errors import SpecError
+from .problem import (Counterexample, Diverges, OutOfTime, Problem, Undecidable, certified_sign, evaluate,
                               normalise, time_limit)
-from .formula_search import search
-from .result import PointResult, Status, Witness
-from .workspace import Workspace, decimal
+from .search import search
+from ...results import PointResult, Status, Witness
+from ..workspace import Workspace
+from ...engine.decimals import decimal
 
 Z3_RLIMIT = 50_000_000
 """z3's resource limit per query (a count of its steps, so the verdict does not depend on the

@@ -23,15 +23,16 @@ from typing import Any, Optional
 
 import sympy
 
-from ..dsl.claims import Private
-from ..dsl.params import Point
-from ..dsl.spec import Spec
-from ..engine.noisy import Density
-from ..engine.symbolic import NotRational, symbolic_laws
-from ..errors import SpecError
-from .privacy_proof import Proof, proof_symbols
-from .result import Status
-from .workspace import Workspace, params
+from ...dsl.claims import Private
+from ...dsl.params import Point
+from ...dsl.spec import Spec
+from ...engine.noisy import Density
+from ...engine.symbolic import NotRational, symbolic_laws
+from ...errors import SpecError
+from .proof import Proof, proof_symbols
+from ...results import Status
+from ..workspace import Workspace
+from ...engine.work import params
 
 _V = sympy.Symbol("v", real=True)
 _B = sympy.Symbol("b", positive=True)

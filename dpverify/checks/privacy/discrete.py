@@ -18,19 +18,22 @@ from typing import Any, Optional
 
 import sympy
 
-from ..dsl.claims import Claim, Private
-from ..dsl.params import Point, point_label, substitute
-from ..dsl.spec import Spec
-from ..engine.backend import IntervalBackend, SympyBackend, exact_sign
-from ..engine.loss import Cell, LossTable
-from ..engine.reading import distribution
-from .density_cells import has_densities
-from .privacy_density import check_density
-from .privacy_density_proof import prove_density
-from .privacy_proof import Proof, prove_private
-from .result import PointResult, Status, Witness
-from .witness import CONFIRM_DIGITS, figure, number, positive, refuted_delta
-from .workspace import Workspace, decimal, params
+from ...dsl.claims import Claim, Private
+from ...dsl.params import Point, point_label, substitute
+from ...dsl.spec import Spec
+from ...engine.backend import IntervalBackend, SympyBackend, exact_sign
+from ...engine.loss import Cell, LossTable
+from ...engine.reading import distribution
+from ...engine.density_cells import has_densities
+from .density import check_density
+from .density_proof import prove_density
+from .proof import Proof, prove_private
+from ...evidence import PrivacyEvidence, WitnessLaws
+from ...results import PointResult, Status, Witness
+from ..witness import CONFIRM_DIGITS, figure, number, positive, refuted_delta
+from ..workspace import Workspace
+from ...engine.decimals import decimal
+from ...engine.work import params
 
 
 class PrivacyCheck:
@@ -49,8 +52,9 @@ def check_private(spec: Spec, program: Any, claim: Private, point: Point, ws: Wo
     delta = substitute(claim.delta, point, "delta")
     table = ws.table(spec, program, point)
     _, left, right = ws.datasets(spec)
-    result = PointResult(point_label(point), Status.UNKNOWN, "", claimed_epsilon=decimal(eps),
-                         claimed_delta=decimal(delta), method="exact enumeration, certified intervals")
+    result = PointResult(point_label(point), Status.UNKNOWN, "", evidence=PrivacyEvidence(
+                         claimed_epsilon=decimal(eps), claimed_delta=decimal(delta)),
+                         method="exact enumeration, certified intervals")
     if has_densities(table):
         scope = f"neighbouring pairs ({spec.universe.relation_name}), {len(table.laws)} distinct output laws"
         result = check_density(program, point, eps, delta, table, left, right, result, scope)
@@ -58,9 +62,9 @@ def check_private(spec: Spec, program: Any, claim: Private, point: Point, ws: Wo
             _generalise(result, prove_density(spec, program, claim, point, ws))
         return result
     losses = LossTable(table, left, right)
-    result.figures = {"datasets": len(table.datasets), "pairs": losses.pairs,
-                      "distinct_laws": len(table.laws), "outputs": len(losses.outputs),
-                      "loss_histogram": losses.loss_histogram()}
+    result.evidence.datasets, result.evidence.pairs = len(table.datasets), losses.pairs
+    result.evidence.distinct_laws, result.evidence.outputs = len(table.laws), len(losses.outputs)
+    result.evidence.loss_histogram = losses.loss_histogram()
     scope = (f"{losses.pairs:,} neighbouring pairs ({spec.universe.relation_name}), "
              f"{len(table.laws)} distinct output laws, {len(losses.outputs)} outputs")
     if delta == 0:
@@ -92,10 +96,10 @@ def _pure(program: Any, point: Point, eps: sympy.Expr, table: Any, losses: LossT
           result: PointResult, scope: str) -> PointResult:
     eps_iv = table.backend.num(eps)
     achieved, top = losses.max_loss()
-    result.achieved_epsilon = decimal(achieved)
+    result.evidence.achieved_epsilon = decimal(achieved)
     if achieved != math.inf and achieved.b <= eps_iv.a:
         result.status = Status.VERIFIED
-        result.message = f"holds on all {scope}; achieved epsilon {result.achieved_epsilon}"
+        result.message = f"holds on all {scope}; achieved epsilon {result.evidence.achieved_epsilon}"
         return result
     if achieved == math.inf or achieved.a > eps_iv.b:
         return _refute(program, point, eps, top, table, result)
@@ -114,9 +118,9 @@ def _pure(program: Any, point: Point, eps: sympy.Expr, table: Any, losses: LossT
         tight += sign == 0
     result.status = Status.VERIFIED
     if tight:
-        result.achieved_epsilon = decimal(eps)
+        result.evidence.achieved_epsilon = decimal(eps)
     result.method += "; exact sympy for ties"
-    result.message = (f"holds on all {scope}; achieved epsilon {result.achieved_epsilon}"
+    result.message = (f"holds on all {scope}; achieved epsilon {result.evidence.achieved_epsilon}"
                       + (f" (tight: {tight} cells equal e^eps exactly, decided by sympy)" if tight else ""))
     return result
 
@@ -207,19 +211,18 @@ def _refuted(result: PointResult, cell: Cell, law: dict, law_prime: dict, shown:
     p, q, ratio = shown
     result.status = Status.REFUTED
     result.witness = Witness(cell.x, cell.x_prime, cell.output, p, q, ratio)
-    result.figures["witness_laws"] = side_by_side(law, law_prime)
+    result.evidence.witness_laws = side_by_side(law, law_prime)
     result.message = (f"X={cell.x!r} and X'={cell.x_prime!r} are neighbours; P(o={cell.output!r}|X) = {p} and "
                       f"P(o|X') = {q}, ratio {ratio} > e^eps = {bound}; {how}")
     return result
 
 
-def side_by_side(law: dict, law_prime: dict) -> dict[str, list]:
+def side_by_side(law: dict, law_prime: dict) -> WitnessLaws:
     """A figure: the witness pair's two output laws over the union of their outputs (an interval
     too wide to print as a number is shown as its two ends)."""
     outputs = sorted(set(law) | set(law_prime), key=repr)
-    return {"outputs": [repr(o) for o in outputs],
-            "p": [_shown(law[o]) if o in law else "0" for o in outputs],
-            "p_prime": [_shown(law_prime[o]) if o in law_prime else "0" for o in outputs]}
+    return WitnessLaws([repr(o) for o in outputs], [_shown(law[o]) if o in law else "0" for o in outputs],
+                       [_shown(law_prime[o]) if o in law_prime else "0" for o in outputs])
 
 
 def _shown(value: Any) -> str:
@@ -233,13 +236,13 @@ def _approximate(program: Any, point: Point, eps: sympy.Expr, delta: sympy.Expr,
     backend = table.backend
     eps_iv, delta_iv = backend.num(eps), backend.num(delta)
     achieved, _ = losses.hockey_stick(eps_iv)
-    result.achieved_delta, pinned = figure(achieved)
-    result.achieved_epsilon = _smallest_epsilon(losses, delta_iv)
+    result.evidence.achieved_delta, pinned = figure(achieved)
+    result.evidence.achieved_epsilon = _smallest_epsilon(losses, delta_iv)
     result.method = "exact enumeration, hockey-stick divergence, certified intervals"
     if achieved.b <= delta_iv.a:
         result.status = Status.VERIFIED
         result.message = (f"holds on all {scope}; achieved delta at the claimed epsilon "
-                          f"{'' if pinned else 'at most '}{result.achieved_delta}")
+                          f"{'' if pinned else 'at most '}{result.evidence.achieved_delta}")
         return result
     reaching = losses.pairs_reaching(eps_iv, delta_iv)
     above = [pair for value, pair in reaching if value.a > delta_iv.b]
@@ -266,7 +269,7 @@ def _approximate(program: Any, point: Point, eps: sympy.Expr, delta: sympy.Expr,
     result.status = Status.VERIFIED
     result.method += "; exact sympy for ties"
     result.message = (f"holds on all {scope}; achieved delta at the claimed epsilon "
-                      f"{'' if pinned else 'at most '}{result.achieved_delta}"
+                      f"{'' if pinned else 'at most '}{result.evidence.achieved_delta}"
                       + (f" ({len(reaching)} pairs the intervals could not separate from delta, each decided exactly by "
                          "sympy)" if reaching else ""))
     return result
@@ -315,7 +318,7 @@ def _refute_delta(program: Any, point: Point, eps: sympy.Expr, delta: sympy.Expr
         result.message = (f"a violation of delta (X={x!r}, X'={x_prime!r}) was confirmed at {dps} digits, but "
                           "its probabilities are not pinned down there (intervals too wide to print as a witness)")
         return result
-    result.figures["witness_laws"] = side_by_side(law, law_prime)
+    result.evidence.witness_laws = side_by_side(law, law_prime)
     return _refuted_delta(result, pair, event, shown, decimal(delta), f"confirmed at {dps} digits")
 
 

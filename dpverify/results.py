@@ -12,6 +12,10 @@ import enum
 from dataclasses import dataclass, field
 from typing import Any, Optional
 
+from .dsl.spec import Spec
+from .evidence import Evidence
+from .options import Options
+
 
 class Status(str, enum.Enum):
     PROVED = "proved"
@@ -54,20 +58,17 @@ class Witness:
 
 @dataclass
 class PointResult:
-    """The outcome of one claim at one parameter point."""
+    """The outcome of one claim at one parameter point: the verdict, the sentence that explains it,
+    the witness of a refutation, which path decided it (``method``), and the claim kind's typed
+    :mod:`~dpverify.evidence`."""
 
     params: dict[str, str]
     status: Status
     message: str
-    claimed_epsilon: Optional[str] = None
-    claimed_delta: Optional[str] = None
-    achieved_epsilon: Optional[str] = None
-    achieved_is_lower_bound: bool = False  # the exact supremum was not decided; a certified lower bound
-    achieved_delta: Optional[str] = None
     witness: Optional[Witness] = None
     method: str = ""
     seconds: float = 0.0
-    figures: dict[str, Any] = field(default_factory=dict)
+    evidence: Evidence = field(default_factory=Evidence)
 
 
 @dataclass
@@ -101,3 +102,26 @@ class ClaimResult:
     def message(self) -> str:
         bad = [p for p in self.points if p.status == self.status]
         return bad[0].message if bad else ""
+
+
+@dataclass
+class SpecReport:
+    path: str
+    name: str
+    claims: list[ClaimResult] = field(default_factory=list)
+    error: Optional[str] = None
+    spec: Optional[Spec] = None  # what was checked, for writers that show it (reports)
+
+
+@dataclass
+class Report:
+    specs: list[SpecReport]
+    options: Options = field(default_factory=Options)  # how the claims were checked, for replay commands
+
+    def statuses(self) -> list[str]:
+        out = [c.status.value for s in self.specs for c in s.claims]
+        return out + ["error" for s in self.specs if s.error]
+
+    def unexpected(self) -> list[ClaimResult]:
+        """Claims that neither hold nor fail the way they are declared to."""
+        return [c for s in self.specs for c in s.claims if not c.as_expected]

@@ -18,17 +18,19 @@ from typing import Any, Optional
 
 import sympy
 
-from ..dsl.params import Point
-from ..engine.backend import IntervalBackend, SympyBackend, exact_sign
-from ..engine.density_ratio import Candidate, beyond
-from ..engine.noisy import Density
-from ..engine.reading import distribution
-from .density_cells import Cell, cells, normalise, slot_value
-from .privacy_density_delta import check_delta
-from .privacy_gaussian import all_gaussian, check_gaussian_delta, gaussian_beyond
-from .result import PointResult, Status, Witness
-from .witness import CONFIRM_DIGITS, number, positive
-from .workspace import decimal, params
+from ...dsl.params import Point
+from ...engine.backend import IntervalBackend, SympyBackend, exact_sign
+from ...engine.density_ratio import Candidate, beyond
+from ...engine.noisy import Density
+from ...engine.reading import distribution
+from ...engine.density_cells import Cell, cells, normalise, slot_value
+from .density_delta import check_delta
+from .gaussian import all_gaussian, check_gaussian_delta, gaussian_beyond
+from ...evidence import PrivacyEvidence
+from ...results import PointResult, Status, Witness
+from ..witness import CONFIRM_DIGITS, number, positive
+from ...engine.decimals import decimal
+from ...engine.work import params
 
 
 def check_density(program: Any, point: Point, eps: sympy.Expr, delta: sympy.Expr, table: Any, left: Any,
@@ -58,14 +60,15 @@ def check_density(program: Any, point: Point, eps: sympy.Expr, delta: sympy.Expr
     exact = not undecided and all(c.exact for c in decided)
     enclosure = ""
     if not all_cells:  # every dataset has the same law
-        result.achieved_epsilon = decimal(backend.num(0))
+        result.evidence.achieved_epsilon = decimal(backend.num(0))
     if worst is not None and (exact or worst.loss == math.inf):
-        result.achieved_epsilon = decimal(worst.loss)
+        result.evidence.achieved_epsilon = decimal(worst.loss)
     elif lower is not None:
-        result.achieved_epsilon, result.achieved_is_lower_bound = decimal(lower.lower), True
+        result.evidence.achieved_epsilon, result.evidence.achieved_is_lower_bound = decimal(lower.lower), True
         if not undecided and worst is not None:
             enclosure = f" (the supremum is enclosed in [{decimal(lower.lower)}, {decimal(worst.loss.b)}])"
-    result.figures = {"datasets": len(table.datasets), "distinct_laws": len(table.laws), "cells": len(all_cells)}
+    result.evidence.datasets, result.evidence.distinct_laws = len(table.datasets), len(table.laws)
+    result.evidence.cells = len(all_cells)
     refuted = _first_refutation(program, point, eps, all_cells, table, result)
     if refuted is not None:
         return refuted
@@ -93,9 +96,9 @@ def check_density(program: Any, point: Point, eps: sympy.Expr, delta: sympy.Expr
         return result
     result.status = Status.VERIFIED
     if straddling:  # verified, and some cell reaches e^eps exactly: the achieved epsilon is eps
-        result.achieved_epsilon, result.achieved_is_lower_bound, enclosure = decimal(eps), False, ""
+        result.evidence.achieved_epsilon, result.evidence.achieved_is_lower_bound, enclosure = decimal(eps), False, ""
     result.message = (f"holds on all {scope}; achieved epsilon {'at least ' if enclosure else ''}"
-                      f"{result.achieved_epsilon}{enclosure}"
+                      f"{result.evidence.achieved_epsilon}{enclosure}"
                       + (f" (tight: {len(straddling)} cells reach e^eps exactly, decided by sympy)"
                          if straddling else ""))
     return result
@@ -106,9 +109,9 @@ def _approximate_by_pure(program: Any, point: Point, eps: sympy.Expr, table: Any
     """(eps, delta) where the exact divergence is not covered: pure eps-DP implies it, nothing else is
     decided -- a density ratio above e^eps refutes pure DP only, so the claim is then ``unknown``."""
     pure = check_density(program, point, eps, sympy.Integer(0), table, left, right,
-                         PointResult(result.params, Status.UNKNOWN, "", claimed_epsilon=result.claimed_epsilon,
-                                     claimed_delta=decimal(sympy.Integer(0))), scope)
-    result.achieved_epsilon, result.achieved_is_lower_bound = pure.achieved_epsilon, pure.achieved_is_lower_bound
+                         PointResult(result.params, Status.UNKNOWN, "", evidence=PrivacyEvidence(
+                             claimed_epsilon=result.evidence.claimed_epsilon, claimed_delta=decimal(sympy.Integer(0)))), scope)
+    result.evidence.achieved_epsilon, result.evidence.achieved_is_lower_bound = pure.evidence.achieved_epsilon, pure.evidence.achieved_is_lower_bound
     result.method = "exact densities of released values (pure eps-DP implies (eps, delta)), certified intervals"
     if pure.status == Status.VERIFIED:
         result.status = Status.VERIFIED
@@ -139,11 +142,11 @@ def _with_achieved(result: PointResult, all_cells: list) -> PointResult:
     lower = max((c for c in all_cells if c.lower is not None), key=lambda c: _order(c, "lower"), default=None)
     if lower is not None:
         exact = lower.decided and (lower.lower == math.inf or lower.exact)
-        result.achieved_epsilon = decimal(lower.lower)
-        result.achieved_is_lower_bound = not exact or any(not c.decided for c in all_cells)
+        result.evidence.achieved_epsilon = decimal(lower.lower)
+        result.evidence.achieved_is_lower_bound = not exact or any(not c.decided for c in all_cells)
         if lower.lower == math.inf:
-            result.achieved_is_lower_bound = False
-    result.figures = {"cells": len(all_cells)}
+            result.evidence.achieved_is_lower_bound = False
+    result.evidence.cells = len(all_cells)
     return result
 
 

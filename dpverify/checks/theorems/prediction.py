@@ -19,16 +19,19 @@ from typing import Any, Callable, Optional
 
 import sympy
 
-from ..dsl.claims import Claim, Private
-from ..dsl.learning import PrivatePrediction, Stability
-from ..dsl.params import Point, point_label, substitute
-from ..dsl.spec import Spec
-from ..engine.backend import IntervalBackend, SympyBackend, exact_sign
-from ..engine.reading import call_with, distribution, keywords
-from .privacy import check_private, side_by_side
-from .result import PointResult, Status, Witness, worst
-from .witness import CONFIRM_DIGITS, number, positive
-from .workspace import Workspace, decimal, params
+from ...dsl.claims import Claim, Private
+from ...dsl.learning import PrivatePrediction, Stability
+from ...dsl.params import Point, point_label, substitute
+from ...dsl.spec import Spec
+from ...engine.backend import IntervalBackend, SympyBackend, exact_sign
+from ...engine.reading import call_with, distribution, keywords
+from ..privacy.discrete import check_private, side_by_side
+from ...evidence import PredictionEvidence
+from ...results import PointResult, Status, Witness, worst
+from ..witness import CONFIRM_DIGITS, number, positive
+from ..workspace import Workspace
+from ...engine.decimals import decimal
+from ...engine.work import params
 
 
 @dataclass(frozen=True)
@@ -68,12 +71,13 @@ class PrivatePredictionCheck:
             Status.REFUTED, Status.UNKNOWN, Status.ERROR) else max(results, key=lambda item: _achieved(item[1]))
         chosen.status = status
         chosen.message = f"at query point x={x!r} (the worst of {len(results)}): {chosen.message}"
-        chosen.figures["achieved_by_point"] = {repr(px): r.achieved_epsilon for px, r in results}
+        chosen.evidence = PredictionEvidence(**vars(chosen.evidence), achieved_by_point={
+            repr(px): r.evidence.achieved_epsilon for px, r in results})
         return chosen
 
 
 def _achieved(result: PointResult) -> float:
-    value = result.achieved_epsilon
+    value = result.evidence.achieved_epsilon
     return math.inf if value == "inf" else float(value) if value else -1.0
 
 
@@ -86,7 +90,7 @@ class StabilityCheck:
     def run(self, spec: Spec, claim: Stability, point: Point, ws: Workspace) -> PointResult:
         gamma = substitute(claim.gamma, point, "gamma")
         _, left, right = ws.datasets(spec)
-        result = PointResult(point_label(point), Status.VERIFIED, "", claimed_epsilon=None,
+        result = PointResult(point_label(point), Status.VERIFIED, "", evidence=PredictionEvidence(),
                              method="exact enumeration of prediction laws, certified intervals")
         best: Optional[tuple] = None
         ties = 0
@@ -115,9 +119,8 @@ class StabilityCheck:
                         return _refute(program, point, gamma, data, data_prime, label, x, table, result, True)
                     ties += sign == 0
         achieved = best[0] if best else 0
-        result.achieved_epsilon = None
-        result.figures["achieved_gamma"] = decimal(achieved)
-        result.figures["claimed_gamma"] = decimal(gamma)
+        result.evidence.achieved_gamma = decimal(achieved)
+        result.evidence.claimed_gamma = decimal(gamma)
         where = f" at x={best[1]!r} between {best[2]!r} and {best[3]!r}" if best else ""
         result.message = (f"holds at {len(claim.points)} query points over {len(left):,} neighbouring pairs; "
                           f"achieved gamma {decimal(achieved)}{where} (claimed {decimal(gamma)})"
@@ -163,7 +166,7 @@ def _refute(program: PredictionAt, point: Point, gamma: sympy.Expr, data: tuple,
         return result
     result.status = Status.REFUTED
     result.witness = Witness(data, data_prime, label, shown[0], shown[1])
-    result.figures["witness_laws"] = side_by_side(law, other)
+    result.evidence.witness_laws = side_by_side(law, other)
     result.message = (f"at query point x={x!r}, P(predict = {label!r}) is {shown[0]} on {data!r} but "
                       f"{shown[1]} on its neighbour {data_prime!r}: a change of {shown[2]} > gamma = {decimal(gamma)}; "
                       f"{how}")

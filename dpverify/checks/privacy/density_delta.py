@@ -14,15 +14,16 @@ from typing import Any, Optional
 
 import sympy
 
-from ..dsl.params import Point
-from ..engine import piecewise as pw
-from ..engine.backend import IntervalBackend
-from ..engine.noisy import Density
-from ..engine.reading import distribution
-from .density_cells import normalise
-from .result import PointResult, Status
-from .witness import figure, number, refuted_delta
-from .workspace import decimal, params
+from ...dsl.params import Point
+from ...engine import piecewise as pw
+from ...engine.backend import IntervalBackend
+from ...engine.noisy import Density
+from ...engine.reading import distribution
+from ...engine.density_cells import normalise
+from ...results import PointResult, Status
+from ..witness import figure, number, refuted_delta
+from ...engine.decimals import decimal
+from ...engine.work import params
 
 
 class Undecided(Exception):
@@ -147,17 +148,17 @@ def check_delta(program: Any, point: Point, eps: sympy.Expr, delta: sympy.Expr, 
         return None
     result.method = "exact hockey-stick divergence of the released densities, certified intervals"
     if worst is None:
-        result.status, result.achieved_delta = Status.VERIFIED, "0.0"
+        result.status, result.evidence.achieved_delta = Status.VERIFIED, "0.0"
         result.message = f"holds on all {scope}: every dataset has the same law"
         return result
-    result.achieved_delta, pinned = figure(worst)
+    result.evidence.achieved_delta, pinned = figure(worst)
     if worst.b <= delta_iv.a:
         result.status = Status.VERIFIED
         result.message = (f"holds on all {scope}; achieved delta at the claimed epsilon "
-                          f"{'' if pinned else 'at most '}{result.achieved_delta}")
+                          f"{'' if pinned else 'at most '}{result.evidence.achieved_delta}")
         return result
     if not worst.a > delta_iv.b:
-        result.message = f"delta(eps) = {result.achieved_delta} is too close to the claimed delta to decide"
+        result.message = f"delta(eps) = {result.evidence.achieved_delta} is too close to the claimed delta to decide"
         return result
     fresh = IntervalBackend(2 * backend.dps)
     laws = [distribution(program, data, params(point), fresh, table.windows) for data in pair]

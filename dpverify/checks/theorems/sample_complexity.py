@@ -28,18 +28,21 @@ from typing import Any, Optional
 import sympy
 from mpmath.libmp import to_rational
 
-from ..dsl.claims import Claim
-from ..dsl.learning import SampleComplexity
-from ..dsl.params import Point, point_label, substitute
-from ..dsl.spec import Spec
-from ..engine.backend import IntervalBackend, exact_float, exact_sign
-from ..engine.enumerate import Session
-from ..engine.fastlaw import ExpAtoms, bits_for, capture
-from ..engine.reading import _call, keywords
-from ..errors import EnumerationTooLarge, SpecError
-from .result import PointResult, Status, Witness
-from .witness import number
-from .workspace import Workspace, decimal, params
+from ...dsl.claims import Claim
+from ...dsl.learning import SampleComplexity
+from ...dsl.params import Point, point_label, substitute
+from ...dsl.spec import Spec
+from ...engine.backend import IntervalBackend, exact_float, exact_sign
+from ...engine.enumerate import Session
+from ...engine.fastlaw import ExpAtoms, bits_for, capture
+from ...engine.reading import _call, keywords
+from ...errors import EnumerationTooLarge, SpecError
+from ...evidence import SampleComplexityEvidence
+from ...results import PointResult, Status, Witness
+from ..witness import number
+from ..workspace import Workspace
+from ...engine.decimals import decimal
+from ...engine.work import params
 
 
 SCAN_SHARE = 2_500
@@ -98,11 +101,11 @@ class SampleComplexityCheck:
         limit = failure.backend.num(beta)
         result = PointResult(point_label(point), Status.VERIFIED, "",
                              method="exact failure probability over multisets, certified intervals")
+        ev = result.evidence = SampleComplexityEvidence()
         smallest, complete = self._smallest(failure, limit, n_bound, ws.options.max_work // SCAN_SHARE)
-        result.figures = {"n_bound": n_bound, "bound": str(bound), "failure_at_bound": decimal(at_bound),
-                          "beta": decimal(beta), "smallest_n": smallest if complete else None,
-                          "holds_down_to": smallest,
-                          "curve": {str(n): decimal(p) for n, p in sorted(failure.seen.items())}}
+        ev.n_bound, ev.bound, ev.failure_at_bound = n_bound, str(bound), decimal(at_bound)
+        ev.beta, ev.smallest_n, ev.holds_down_to = decimal(beta), smallest if complete else None, smallest
+        ev.curve = {str(n): decimal(p) for n, p in sorted(failure.seen.items())}
         if at_bound.b <= limit.a:
             scan = (f"the guarantee holds for every n from {smallest} to {n_bound}" if complete else
                     f"the guarantee holds for every n from {smallest} to {n_bound} (smaller n were not "
@@ -110,7 +113,7 @@ class SampleComplexityCheck:
             result.message = (f"verified at n = {n_bound}, the least n the claim covers (n >= {bound}): "
                               f"P[error > {alpha}] = {decimal(at_bound)} <= beta = {decimal(beta)}; larger n are "
                               f"not checked (the failure probability need not decrease in n); {scan}")
-            result.figures["verified_n"] = [n_bound]
+            ev.verified_n = [n_bound]
             return result
         # The confirmation reads every run with the general interval reading when that is affordable,
         # independently of the fast reading that found the failure; above that, the fast one at 2x digits.

@@ -13,15 +13,18 @@ from typing import Any, Optional
 
 import sympy
 
-from ..dsl.claims import Claim
-from ..dsl.learning import Probability
-from ..dsl.params import Point, point_label, substitute
-from ..dsl.spec import Spec
-from ..engine.backend import IntervalBackend, SympyBackend, exact_sign
-from ..engine.reading import distribution, keywords
-from .result import PointResult, Status, Witness
-from .witness import CONFIRM_DIGITS, number, positive
-from .workspace import Workspace, decimal, params
+from ...dsl.claims import Claim
+from ...dsl.learning import Probability
+from ...dsl.params import Point, point_label, substitute
+from ...dsl.spec import Spec
+from ...engine.backend import IntervalBackend, SympyBackend, exact_sign
+from ...engine.reading import distribution, keywords
+from ...evidence import ProbabilityEvidence, SideBound
+from ...results import PointResult, Status, Witness
+from ..witness import CONFIRM_DIGITS, number, positive
+from ..workspace import Workspace
+from ...engine.decimals import decimal
+from ...engine.work import params
 
 
 class ProbabilityCheck:
@@ -37,7 +40,8 @@ class ProbabilityCheck:
         bounds = [(side, substitute(expr, point, side)) for side, expr in
                   (("at_most", claim.at_most), ("at_least", claim.at_least)) if expr is not None]
         result = PointResult(point_label(point), Status.VERIFIED, "",
-                             method="exact enumeration of the event's probability, certified intervals")
+                             method="exact enumeration of the event's probability, certified intervals",
+                             evidence=ProbabilityEvidence())
         probabilities = []
         for i, data in enumerate(table.datasets):
             law = table.laws[table.law_of[i]]
@@ -71,14 +75,13 @@ class ProbabilityCheck:
                 low, high = by_size.get(len(data), (probabilities[k], probabilities[k]))
                 by_size[len(data)] = (min(low, probabilities[k], key=lambda v: float(v.mid)),
                                       max(high, probabilities[k], key=lambda v: float(v.mid)))
-            result.figures["by_size"] = {str(n): {"min": decimal(lo), "max": decimal(hi)}
+            result.evidence.by_size = {str(n): {"min": decimal(lo), "max": decimal(hi)}
                                          for n, (lo, hi) in sorted(by_size.items())}
-            result.figures[side] = {"bound": decimal(bound), "worst_probability": decimal(p),
-                                    "worst_dataset": repr(table.datasets[worst]),
-                                    "slack": decimal((limit - p) * sign)}
+            setattr(result.evidence, side, SideBound(decimal(bound), decimal(p), repr(table.datasets[worst]),
+                                                     decimal((limit - p) * sign)))
         parts = [f"P[event] {'<=' if side == 'at_most' else '>='} {bound}: worst "
-                 f"{result.figures[side]['worst_probability']} on {result.figures[side]['worst_dataset']} "
-                 f"(slack {result.figures[side]['slack']})" for side, bound in bounds]
+                 f"{getattr(result.evidence, side).worst_probability} on {getattr(result.evidence, side).worst_dataset} "
+                 f"(slack {getattr(result.evidence, side).slack})" for side, bound in bounds]
         result.message = (f"holds on all {len(table.datasets):,} datasets; " + "; ".join(parts)
                           + (f"; {ties} exact ties decided by sympy" if ties else ""))
         return result

@@ -24,10 +24,10 @@ from typing import Optional, Union
 
 import sympy
 
-from ..dsl.claims import Identity, Inequality
-from ..engine import certified
-from ..engine.backend import exact_sign
-from ..engine.smt import SAFETY_MESSAGE
+from ...dsl.claims import Identity, Inequality
+from ...engine import certified
+from ...engine.backend import exact_sign
+from ...engine.smt import SAFETY_MESSAGE
 
 Values = dict[sympy.Symbol, sympy.Rational]
 CONFIRM_DIGITS = 80

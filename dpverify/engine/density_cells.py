@@ -22,9 +22,9 @@ from typing import Any, Optional
 
 import sympy
 
-from ..engine import piecewise as pw
-from ..engine.density_ratio import Candidate, bound_sup, ratio_at, ratio_sup
-from ..engine.noisy import Density, Factor
+from . import piecewise as pw
+from .density_ratio import Candidate, bound_sup, ratio_at, ratio_sup
+from .noisy import Density, Factor
 
 
 def has_densities(table: Any) -> bool:

@@ -20,18 +20,20 @@ from typing import Any, Optional, Union
 import sympy
 import z3
 
-from ..dsl.claims import Private
-from ..dsl.params import Point
-from ..dsl.spec import Spec
-from ..engine.backend import IntervalBackend
-from ..errors import SpecError
-from ..engine.positivity import find_point
-from ..engine.reading import Table, distribution, keywords
-from ..engine.smt import SafetyLimit, check, spent
-from ..engine.symbolic import NotRational, WBasis, basis, rational_function, symbolic_laws
-from .result import Status, Witness
-from .witness import figure, number
-from .workspace import Workspace, decimal, params
+from ...dsl.claims import Private
+from ...dsl.params import Point
+from ...dsl.spec import Spec
+from ...engine.backend import IntervalBackend
+from ...errors import SpecError
+from ...engine.positivity import find_point
+from ...engine.reading import Table, distribution, keywords
+from ...engine.smt import SafetyLimit, check, spent
+from ...engine.symbolic import NotRational, WBasis, basis, rational_function, symbolic_laws
+from ...results import Status, Witness
+from ..witness import figure, number
+from ..workspace import Workspace
+from ...engine.decimals import decimal
+from ...engine.work import params
 
 QUERY_RLIMIT = 100_000_000
 """z3's resource limit per query (a count of its steps, about 14 s on an idle machine), so that a

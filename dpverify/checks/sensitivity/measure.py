@@ -13,23 +13,23 @@ from typing import TYPE_CHECKING, Any, Optional, Union
 
 import sympy
 
-from ..dsl.queries import Abs, Extreme, Interval, Linear, Opaque, Query
-from ..dsl.spec import Spec
-from ..dsl.universe import Neighbours, Universe
-from ..engine.backend import IntervalBackend, exact_sign
-from ..engine.enumerate import Runner, Session
-from ..engine.eventually import value_at
-from ..engine.primitives import derived_notes
-from ..engine.sensitivity import N
-from ..engine.sensitivity_search import (Found, NotEncodable, TooLarge, enumerate_max, z3_interval_search,
+from ...dsl.queries import Abs, Extreme, Interval, Linear, Opaque, Query
+from ...dsl.spec import Spec
+from ...dsl.universe import Neighbours, Universe
+from ...engine.backend import IntervalBackend, exact_sign
+from ...engine.enumerate import Runner, Session
+from ...engine.eventually import value_at
+from ...engine.primitives import derived_notes
+from ...engine.sensitivity import N
+from ...engine.sensitivity_search import (Found, NotEncodable, TooLarge, enumerate_max, z3_interval_search,
                                          z3_search)
-from ..engine.smt import SafetyLimit
-from ..errors import DpverifyError, SpecError
-from .result import PointResult, Status, Witness
-from .workspace import params
+from ...engine.smt import SafetyLimit
+from ...errors import DpverifyError, SpecError
+from ...results import PointResult, Status, Witness
+from ...engine.work import params
 
 if TYPE_CHECKING:
-    from .sensitivity import Context
+    from .check import Context
 
 Z3_MAX_N = 8
 """z3 attacks a claim at every size up to this one that the universe does not enumerate."""
@@ -175,7 +175,7 @@ def _measured(ctx: "Context", claim: Any, result: PointResult, head: str) -> Poi
         f = first_loose
         return refute_loose(ctx, f.size, f.value, (f.x, f.x_prime, f.candidate), result,
                             f"{head}; exact enumeration of the universe", derived=False)
-    result.figures["enumerated"] = {str(k): str(f.value) for k, f in sorted(found.items())}
+    result.evidence.enumerated = {str(k): str(f.value) for k, f in sorted(found.items())}
     z3_sizes = []
     if isinstance(ctx.relation, Neighbours) and not _opaque(ctx.query):
         for k in range(n0, Z3_MAX_N + 1):
@@ -255,7 +255,7 @@ def refute_loose(ctx: "Context", k: int, exact: Any, pair: Optional[tuple], resu
         return result
     result.status = Status.REFUTED
     result.witness = Witness(x, x_prime, candidate, str(value), str(value_prime))
-    result.figures.update({"n": k, "exact": str(exact), "claimed_at_n": str(claimed)})
+    result.evidence.n, result.evidence.exact, result.evidence.claimed_at_n = k, str(exact), str(claimed)
     result.message = (f"the sensitivity at n = {k} is {exact}, not the claimed {claimed}: X={x!r} and X'={x_prime!r} "
                       f"are neighbours, {values(candidate, value, value_prime)}: |difference| = {change} (recomputed), "
                       f"and {how}; {EXACT_WORDS}; {head}")
@@ -302,7 +302,7 @@ def _refuted(ctx: "Context", x: tuple, x_prime: tuple, candidate: Any, claimed: 
     value, value_prime, change = checked
     result.status = Status.REFUTED
     result.witness = Witness(x, x_prime, candidate, str(value), str(value_prime))
-    result.figures.update({"n": k, "claimed_at_n": str(claimed), "change": str(change)})
+    result.evidence.n, result.evidence.claimed_at_n, result.evidence.change = k, str(claimed), str(change)
     result.message = (f"X={x!r} and X'={x_prime!r} are neighbours (n = {k}); {values(candidate, value, value_prime)}"
                       f": |difference| = {change} > claimed {claimed}; found by {how}, "
                       "confirmed by recomputing the query on both")

@@ -12,18 +12,20 @@ from typing import Any, Optional
 
 import sympy
 
-from ..dsl.claims import Claim, SameDistribution
-from ..dsl.params import Point, point_label
-from ..dsl.spec import Spec
-from ..engine.backend import IntervalBackend, SympyBackend, exact_sign
-from ..engine.enumerate import Session
-from ..engine.reading import Table, distribution
-from ..errors import SpecError
-from ..engine.parameter import ParameterBranch
-from ..engine.symbolic import NotRational, basis, rational_function, symbolic_laws
-from .privacy_proof import proof_symbols
-from .result import PointResult, Status, Witness
-from .workspace import Workspace, decimal, params
+from ...dsl.claims import Claim, SameDistribution
+from ...dsl.params import Point, point_label
+from ...dsl.spec import Spec
+from ...engine.backend import IntervalBackend, SympyBackend, exact_sign
+from ...engine.enumerate import Session
+from ...engine.reading import Table, distribution
+from ...errors import SpecError
+from ...engine.parameter import ParameterBranch
+from ...engine.symbolic import NotRational, basis, rational_function, symbolic_laws
+from .proof import proof_symbols
+from ...results import PointResult, Status, Witness
+from ..workspace import Workspace
+from ...engine.decimals import decimal
+from ...engine.work import params
 
 
 class SameDistributionCheck:

@@ -17,20 +17,23 @@ z3 models) are refined by a coordinate search with halving steps, each step
 exact rational arithmetic on the point and mpmath on the score.  The search
 never proves anything: not finding a counterexample is ``unknown``.
 
-Runs are deterministic (hypothesis ``derandomize=True``, no example database), and
+Runs are deterministic (hypothesis ``derandomize=True``, no example database, and
+nothing written to disk: see :func:`_scratch_storage`), and
 bounded by counts only -- MAX_EXAMPLES sampled points, REFINE_EVALUATIONS steps per
 refinement -- never by a clock, so the same claim gets the same answer at any machine load
 (the formula check's one wall-clock safety net sits around the whole check).
 """
 from __future__ import annotations
 
+import contextlib
+import tempfile
 from fractions import Fraction
-from typing import Callable, Optional
+from typing import Callable, Iterator, Optional
 
 import mpmath
 import sympy
 
-from .formula_problem import Counterexample, Problem, Values
+from .problem import Counterexample, Problem, Values
 
 SEARCH_DPS = 30
 MAX_EXAMPLES = 400
@@ -121,9 +124,28 @@ def _sample(problem: Problem, bounds: dict, breaks: Callable[[Values], bool]) ->
         strategy = st.tuples(*parts).map(lambda combo: dict(zip(problem.symbols, combo)))
         config = settings(max_examples=MAX_EXAMPLES, database=None, derandomize=True, deadline=None,
                           suppress_health_check=list(HealthCheck))
-        return find(strategy, breaks, settings=config)
+        with _scratch_storage():
+            return find(strategy, breaks, settings=config)
     except HypothesisException:  # no example found (NoSuchExample), empty ranges, ...
         return None
+
+
+@contextlib.contextmanager
+def _scratch_storage() -> Iterator[None]:
+    """Point hypothesis's storage at a temporary directory, removed afterwards.
+
+    Even with ``database=None``, hypothesis (6.131 and later) caches the constants it reads
+    from local modules under ``.hypothesis/constants`` in the working directory; the caller's
+    directory must stay as it was.  The previous storage directory (a test suite's own) is
+    restored on the way out."""
+    from hypothesis import configuration
+    previous = vars(configuration).get("__hypothesis_home_directory")  # module global, not mangled
+    with tempfile.TemporaryDirectory(prefix="dpverify-hypothesis-") as scratch:
+        configuration.set_hypothesis_home_dir(scratch)
+        try:
+            yield
+        finally:
+            configuration.set_hypothesis_home_dir(previous)
 
 
 def _strategy(st, sym: sympy.Symbol, lo: Optional[Fraction], hi: Optional[Fraction]):

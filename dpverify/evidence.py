@@ -1,0 +1,153 @@
+"""Typed evidence: what a check found beyond its verdict, one type per family of claims.
+
+A :class:`~dpverify.results.PointResult` carries its verdict, its message and one
+``evidence`` object.  The reports and the pytest plugin render evidence by its type
+(a privacy point shows claimed against achieved epsilon, a sensitivity point the
+derived Delta against the claimed one, ...); nothing downstream reads string keys
+that a check happened to write.  :meth:`Evidence.figures` is the JSON view of the
+same object, shown under ``"figures"`` in ``report.json``.
+
+Numbers are decimal strings with 40 significant digits (see
+:mod:`dpverify.engine.decimals`), or "inf"; floats appear only in plot data.
+Adding a kind of claim means adding its evidence type here (or reusing one).
+"""
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, fields, is_dataclass
+from typing import Any, Optional
+
+
+@dataclass
+class Evidence:
+    """No evidence beyond the verdict and its message (formula claims, errors, unknowns)."""
+
+    def figures(self) -> dict[str, Any]:
+        """The evidence as plain JSON data: every field that is set (not None), nested dataclasses
+        as objects.  Fields that the check document (``--json``) already shows at the top level of
+        a point are left out."""
+        out: dict[str, Any] = {}
+        for f in fields(self):
+            value = getattr(self, f.name)
+            if value is None or f.name in _TOP_LEVEL:
+                continue
+            out[f.name] = asdict(value) if is_dataclass(value) else value
+        return out
+
+
+_TOP_LEVEL = frozenset({"claimed_epsilon", "claimed_delta", "achieved_epsilon", "achieved_is_lower_bound",
+                        "achieved_delta"})
+
+
+@dataclass
+class WitnessLaws:
+    """The witness pair's two output laws side by side, over the union of their outputs (for the
+    witness plot).  ``p``/``p_prime`` are decimal strings, or "[a, b]" for an interval too wide to
+    print as one number."""
+
+    outputs: list[str]
+    p: list[str]
+    p_prime: list[str]
+
+
+@dataclass
+class DensityCurves:
+    """Both densities of a density witness, and their log ratio, on a grid around the witness value
+    (floats, for the plot only).  ``at`` is the witness value v, ``slot`` the released value's name."""
+
+    slot: str
+    at: float
+    v: list[float]
+    density: list[float]
+    density_prime: list[float]
+    log_ratio: list[Optional[float]]  # None where a density is 0
+
+
+@dataclass
+class PrivacyEvidence(Evidence):
+    """``private(eps[, delta])``: the claimed and achieved levels and what was enumerated."""
+
+    claimed_epsilon: Optional[str] = None
+    claimed_delta: Optional[str] = None
+    achieved_epsilon: Optional[str] = None
+    achieved_is_lower_bound: bool = False  # the exact supremum was not decided: a certified lower bound
+    achieved_delta: Optional[str] = None
+    datasets: Optional[int] = None
+    distinct_laws: Optional[int] = None
+    pairs: Optional[int] = None
+    outputs: Optional[int] = None
+    cells: Optional[int] = None  # (pair, output) cells of a density check
+    loss_histogram: Optional[dict[str, Any]] = None  # {edges, counts, infinite}: floats for the plot
+    witness_laws: Optional[WitnessLaws] = None
+    density_curves: Optional[DensityCurves] = None
+
+
+@dataclass
+class PredictionEvidence(PrivacyEvidence):
+    """``private_prediction`` and ``stability``: privacy of a prediction, per query point, or the
+    stability level gamma."""
+
+    achieved_by_point: Optional[dict[str, Optional[str]]] = None
+    claimed_gamma: Optional[str] = None
+    achieved_gamma: Optional[str] = None
+
+
+@dataclass
+class SensitivityEvidence(Evidence):
+    """``sensitivity(query, equals=/at_most=)``: the derived Delta(n) with its derivation steps
+    against the claim, or the exact value at the size where they differ."""
+
+    claimed: Optional[str] = None
+    derived: Optional[str] = None
+    n_min: Optional[int] = None
+    relation: Optional[str] = None
+    steps: Optional[list[list[str]]] = None
+    n: Optional[int] = None
+    exact: Optional[str] = None
+    claimed_at_n: Optional[str] = None
+    change: Optional[str] = None
+    loose: Optional[dict[str, Any]] = None  # {n, claimed, exact}: a claim that holds but is not tight
+    enumerated: Optional[dict[str, str]] = None  # measured Delta per size, from the enumeration
+
+
+@dataclass
+class SideBound:
+    """One side of a probability claim: the bound, the worst dataset's probability and the slack."""
+
+    bound: str
+    worst_probability: str
+    worst_dataset: str
+    slack: str
+
+
+@dataclass
+class ProbabilityEvidence(Evidence):
+    """``accuracy``/``probability``: the worst dataset on each side, and the range per dataset size."""
+
+    at_most: Optional[SideBound] = None
+    at_least: Optional[SideBound] = None
+    by_size: Optional[dict[str, dict[str, str]]] = None
+
+
+@dataclass
+class SampleComplexityEvidence(Evidence):
+    """``sample_complexity``: the failure probability at the claimed n and the scanned curve."""
+
+    n_bound: Optional[int] = None
+    bound: Optional[str] = None
+    failure_at_bound: Optional[str] = None
+    beta: Optional[str] = None
+    smallest_n: Optional[int] = None
+    holds_down_to: Optional[int] = None
+    curve: Optional[dict[str, str]] = None
+    verified_n: Optional[list[int]] = None
+
+
+__all__ = ["DensityCurves", "Evidence", "PredictionEvidence", "PrivacyEvidence", "ProbabilityEvidence", "privacy_view",
+           "SampleComplexityEvidence", "SensitivityEvidence", "SideBound", "WitnessLaws"]
+
+
+def privacy_view(evidence: Evidence) -> PrivacyEvidence:
+    """The privacy fields of any point's evidence: the evidence itself for privacy claims, an empty
+    :class:`PrivacyEvidence` (every level None) for other kinds, errors and unknowns -- for tables
+    and documents that show claimed and achieved epsilon in one column for every claim."""
+    return evidence if isinstance(evidence, PrivacyEvidence) else PrivacyEvidence()
