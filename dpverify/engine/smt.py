@@ -50,6 +50,7 @@ True
 """
 from __future__ import annotations
 
+import logging
 import math
 from dataclasses import dataclass, field
 from fractions import Fraction
@@ -59,6 +60,8 @@ import sympy
 import z3
 
 Bounds = dict[sympy.Symbol, tuple[Optional[int], Optional[int]]]
+
+log = logging.getLogger(__name__)
 
 SAFETY_SECONDS = 300
 """A far wall-clock safety net on every z3 call; the deciding budget is z3's ``rlimit`` (a count)."""
@@ -116,6 +119,8 @@ def check(solver: Any, rlimit: int, logic: Optional[str] = None) -> Outcome:
     answer = fresh.check()
     used = resources(fresh) - before
     _SPENT[0] += used
+    log.debug("z3 answered %s using %d of rlimit %d (z3's rlimit count; %d in this process so far)",
+              answer, used, rlimit, _SPENT[0])
     if answer == z3.unknown and used < rlimit and fresh.reason_unknown() in ("timeout", "canceled"):
         raise SafetyLimit(f"{SAFETY_MESSAGE}: z3 ran past {SAFETY_SECONDS} s before its resource limit")
     model = None
