@@ -50,7 +50,7 @@ def test_the_ci_example_never_installs_dpverify_from_the_package_index() -> None
 
 def test_the_ci_example_installs_the_checkout_it_makes() -> None:
     text = WORKFLOW.read_text()
-    assert "pip install ./dpverify-src" in _run_lines(text)
+    assert 'pip install "./dpverify-src[dev]"' in _run_lines(text)  # [dev]: pytest, for `pytest spec/`
     checkout = text[text.index("Check out dpverify"):text.index("Install dpverify")]
     assert "uses: actions/checkout@" in checkout
     assert re.search(r"repository:\s*\$\{\{\s*vars\.DPVERIFY_REPOSITORY\s*\}\}", checkout), checkout
@@ -68,7 +68,7 @@ def test_the_readme_never_tells_to_install_dpverify_from_the_package_index() -> 
 def test_the_bare_install_pattern_catches_what_it_should() -> None:
     for bad in ("pip install dpverify", "pip install -q dpverify==0.1.0", "pip install dpverify[dev]"):
         assert BARE_INSTALL.search(bad), bad
-    for good in ("pip install ./dpverify-src", "pip install tools/dpverify-0.1.0-py3-none-any.whl",
+    for good in ("pip install ./dpverify-src", 'pip install "./dpverify-src[dev]"', "pip install tools/dpverify-0.1.0-py3-none-any.whl",
                  "pip install -e .", "pip install dpverify-src/"):
         assert not BARE_INSTALL.search(good), good
 
