@@ -4,11 +4,18 @@ A refuted claim is a *result*, never an exception.  Exceptions are raised for
 misuse (a malformed spec, a wrong argument) and for backend failures.  Every
 :class:`SpecError` names what is wrong, the value it had, and how to fix it;
 the loader adds the file and line where the spec author can make the change.
+Calls of DSL functions that Python itself refuses (a missing or misspelt keyword)
+become SpecErrors too, through :func:`call_error` and the notes of :func:`call_help`.
 """
 from __future__ import annotations
 
+import difflib
+import inspect
+import re
 import traceback
+from collections.abc import Callable, Iterable
 from types import TracebackType
+from typing import Any, TypeVar
 
 
 class DpverifyError(Exception):
@@ -73,3 +80,76 @@ def line_in(tb: TracebackType | None, filename: str) -> int | None:
         if frame.f_code.co_filename == filename:
             line = lineno
     return line
+
+
+def close_names(name: str, names: Iterable[str]) -> list[str]:
+    """The names closest to a misspelt one (``privat`` -> ``private``), best first."""
+    return difflib.get_close_matches(name, list(names), n=3, cutoff=0.6)
+
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def call_help(example: str, **keywords: str) -> Callable[[F], F]:
+    """Attach to a DSL function what a refused call of it shows: an example call and, per
+    keyword, what it means and which values it takes.  The function itself is not wrapped
+    (its signature, doctests and speed are unchanged); :func:`call_error` reads the notes."""
+    def attach(fn: F) -> F:
+        fn.call_example = example  # type: ignore[attr-defined]
+        fn.call_notes = keywords  # type: ignore[attr-defined]
+        return fn
+    return attach
+
+
+def signature_text(fn: Callable[..., Any]) -> str:
+    """``dp.name(a, b=0, *, c)``: the call form of a DSL function, without annotations."""
+    sig = inspect.signature(fn)
+    bare = sig.replace(parameters=[p.replace(annotation=p.empty) for p in sig.parameters.values()],
+                       return_annotation=sig.empty)
+    return f"dp.{fn.__name__}{bare}"
+
+
+_MISSING = re.compile(r"missing \d+ required (positional|keyword-only) arguments?: (.*)$")
+_UNKNOWN = re.compile(r"got an unexpected keyword argument '(\w+)'$")
+_TWICE = re.compile(r"got multiple values for argument '(\w+)'$")
+
+
+def call_error(fn: Callable[..., Any], exc: TypeError) -> SpecError | None:
+    """The SpecError for a call of the DSL function ``fn`` that Python refused -- a missing,
+    unknown or doubled argument, or too many positional ones -- naming the function and the
+    argument, suggesting the closest keyword, with the signature and an example.  None when
+    ``exc`` is not Python's refusal of a call of ``fn``."""
+    text = str(exc)
+    prefix = f"{fn.__name__}() "
+    if not text.startswith(prefix):
+        return None
+    rest = text[len(prefix):]
+    params = inspect.signature(fn).parameters
+    notes: dict[str, str] = getattr(fn, "call_notes", {})
+    hints: list[str] = []
+    if (match := _MISSING.match(rest)):
+        missing = re.findall(r"'(\w+)'", match.group(2))
+        kind = "keyword argument" if match.group(1) == "keyword-only" else "argument"
+        plural = "s" if len(missing) > 1 else ""
+        shown = ", ".join(f"{m}=" if match.group(1) == "keyword-only" else m for m in missing)
+        problem = f"dp.{fn.__name__}() is missing its {kind}{plural} {shown}"
+        hints = [f"{m}= is {notes[m]}" for m in missing if m in notes]
+    elif (match := _UNKNOWN.match(rest)):
+        unknown = match.group(1)
+        close = close_names(unknown, [p for p in params if params[p].kind is not inspect.Parameter.VAR_POSITIONAL])
+        problem = f"dp.{fn.__name__}() has no keyword argument {unknown}="
+        if close:
+            problem += f" (did you mean {close[0]}=?)"
+            hints = [f"write {close[0]}="]
+    elif (match := _TWICE.match(rest)):
+        problem = f"dp.{fn.__name__}() got {match.group(1)} twice (by position and as {match.group(1)}=)"
+    elif rest.startswith("takes "):
+        problem = f"dp.{fn.__name__}() {rest}"
+        keyword_only = [p for p in params if params[p].kind is inspect.Parameter.KEYWORD_ONLY]
+        if keyword_only:
+            hints = [f"pass {', '.join(k + '=' for k in keyword_only)} by keyword"]
+    else:
+        problem = f"dp.{fn.__name__}(): {rest}"
+    example = getattr(fn, "call_example", None)
+    hints.append(f"the call is {signature_text(fn)}" + (f", e.g. {example}" if example else ""))
+    return SpecError(problem, "; ".join(hints))

@@ -2,21 +2,30 @@
 
 Spec files are Python and trusted like test files.  Anything that goes wrong
 while importing one becomes a single :class:`SpecError` naming the file, the
-line and the fix -- never a raw traceback.
+line and the fix -- never a raw traceback.  Plain Python errors about the DSL
+say what to write: a DSL call Python refuses (a missing or misspelt keyword)
+shows the signature, the closest keyword and an example; a misspelt ``dp.name``
+the closest public names; a float points at the line of its literal.
 """
 from __future__ import annotations
 
+import ast
 import contextlib
 import hashlib
 import importlib.util
+import inspect
 import os
 import sys
+import traceback
+import types
 from collections.abc import Iterator
 from pathlib import Path
 from typing import NoReturn
 
+from . import dsl
+from .dsl.params import FloatRefused
 from .dsl.spec import Spec
-from .errors import SpecError, line_in
+from .errors import SpecError, call_error, close_names, line_in
 
 
 def is_spec_name(path: Path) -> bool:
@@ -70,6 +79,80 @@ def _exit_raises() -> Iterator[None]:
         os._exit = real
 
 
+def _dsl_misuse(exc: BaseException) -> SpecError | None:
+    """What to write instead, when ``exc`` is plain Python refusing the DSL: a call of a DSL
+    function with a missing, unknown or doubled argument (``dp.universe([0, 1], n=2)``), or a
+    name that dpverify does not have (``dp.privat``).  None for any other error, and for one
+    raised inside dpverify (the refusing frame, the innermost, must be the spec's code)."""
+    frames = list(traceback.walk_tb(exc.__traceback__))
+    if not frames or _inside_dpverify(frames[-1][0].f_code.co_filename):
+        return None
+    if isinstance(exc, AttributeError) and isinstance(getattr(exc, "obj", None), types.ModuleType):
+        module = exc.obj  # type: ignore[attr-defined]
+        if module.__name__.split(".")[0] != "dpverify" or not exc.name:
+            return None
+        public = getattr(module, "__all__", None) or [n for n in vars(module) if not n.startswith("_")]
+        prefix = "dp" if module.__name__ == "dpverify" else module.__name__
+        close = [f"{prefix}.{c}" for c in close_names(exc.name, public)]
+        if close:
+            return SpecError(f"{prefix}.{exc.name} does not exist (did you mean {close[0]}?)",
+                             f"write {close[0]}")
+        return SpecError(f"{prefix}.{exc.name} does not exist",
+                         "use one of the names in dpverify.__all__ (the README's section \"A spec\" shows them)")
+    if isinstance(exc, TypeError):
+        called = _called_function(exc, frames[-1][0])
+        return call_error(called, exc) if called is not None else None
+    return None
+
+
+def _inside_dpverify(filename: str) -> bool:
+    return os.path.abspath(filename).startswith(os.path.dirname(os.path.abspath(__file__)) + os.sep)
+
+
+def _called_function(exc: TypeError, frame: types.FrameType) -> types.FunctionType | None:
+    """The DSL function whose call Python refused in ``frame``: the one the message names
+    (``universe() missing ...``), unless that name is bound there to a function of the spec's own."""
+    name = str(exc).split("(", 1)[0]
+    fn = getattr(dsl, name, None) if name in dsl.__all__ else None
+    if not inspect.isfunction(fn):
+        return None
+    own = frame.f_locals.get(name, frame.f_globals.get(name, fn))
+    return fn if own is fn else None
+
+
+def _float_literal(node: ast.AST) -> object:
+    """The number a literal node writes (``0.1``, ``-0.5``, ``1/3``), or None."""
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
+        inner = _float_literal(node.operand)
+        return -inner if isinstance(inner, (int, float)) else None
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Div):
+        left, right = _float_literal(node.left), _float_literal(node.right)
+        return left / right if isinstance(left, int) and isinstance(right, int) and right else None
+    if isinstance(node, ast.Constant) and type(node.value) in (int, float):
+        return node.value
+    return None
+
+
+def _literal_line(filename: str, line: int | None, value: float) -> int | None:
+    """The line of the float literal equal to ``value`` in the statement of the spec file that
+    holds ``line`` (a statement may span lines: a grid below its ``dp.spec(``), or else
+    anywhere in the file when exactly one line has one."""
+    try:
+        tree = ast.parse(Path(filename).read_text())
+    except (OSError, SyntaxError, ValueError):
+        return None
+    found = [n.lineno for n in ast.walk(tree) if isinstance(n, (ast.Constant, ast.BinOp, ast.UnaryOp))
+             and type(_float_literal(n)) is float and _float_literal(n) == value]
+    holding = [s for s in ast.walk(tree) if isinstance(s, ast.stmt) and line is not None
+               and s.lineno <= line <= (s.end_lineno or s.lineno)]
+    if holding:
+        inner = min(holding, key=lambda s: (s.end_lineno or s.lineno) - s.lineno)
+        inside = sorted(n for n in found if inner.lineno <= n <= (inner.end_lineno or inner.lineno))
+        if inside:
+            return inside[0]
+    return found[0] if len(set(found)) == 1 else None
+
+
 def load(path: Path) -> list[Spec]:
     """Import ``path`` and return its specs in the order they are defined."""
     filename = str(path.resolve())
@@ -90,6 +173,9 @@ def load(path: Path) -> list[Spec]:
             sys.path.remove(str(path.resolve().parent))
     except SyntaxError as err:
         raise SpecError(f"syntax error: {err.msg}", "fix the Python syntax", file=display, line=err.lineno) from None
+    except FloatRefused as err:
+        line = line_in(err.__traceback__, filename)
+        raise err.located(display, _literal_line(filename, line, err.value) or line) from None
     except SpecError as err:
         raise err.located(display, line_in(err.__traceback__, filename)) from None
     except SystemExit as exc:  # sys.exit(), exit() or os._exit() at import: it must not end the whole run
@@ -99,6 +185,9 @@ def load(path: Path) -> list[Spec]:
     except KeyboardInterrupt:
         raise
     except BaseException as exc:  # an error in the spec's own code (any kind but the user's Ctrl-C)
+        explained = _dsl_misuse(exc)
+        if explained is not None:
+            raise explained.located(display, line_in(exc.__traceback__, filename)) from None
         raise SpecError(f"the spec does not import: {type(exc).__name__}: {exc}",
                         "fix the error at this line (run `python " + display + "` to see it alone)",
                         file=display, line=line_in(exc.__traceback__, filename)) from None

@@ -38,7 +38,14 @@ CASES = {
                         f"s = dp.spec(mech, universe={UNIVERSE}, grid={{eps: [1]}}, "
                         "claims=[dp.private(eps)])\n", 6, "does not match"),
     "missing neighbour relation": (RR + "s = dp.spec(mech, universe=dp.universe([0, 1], n=1),"
-                                   " grid={eps: [1]}, claims=[dp.private(eps)])\n", 6, "neighbours"),
+                                   " grid={eps: [1]}, claims=[dp.private(eps)])\n", 6,
+                                   "missing its keyword argument neighbours="),
+    "float grid value": (RR + f"s = dp.spec(mech, universe={UNIVERSE}, grid={{eps: [1/3]}},"
+                         " claims=[dp.private(eps)])\n", 6, "write Fraction(1, 3)"),
+    "float claim": (RR + f"s = dp.spec(mech, universe={UNIVERSE}, grid={{eps: [1]}},"
+                    " claims=[dp.private(0.5 * eps)])\n", 6, "write Fraction(1, 2)"),
+    "misspelt DSL name": (RR + "c = dp.privat(eps)\n", 6, "did you mean dp.private?"),
+    "misspelt keyword": (RR + "c = dp.private(eps, delt=0)\n", 6, "did you mean delta=?"),
     "mechanism raises": ("def mech(data, eps):\n    return 1 // (data[0] - data[0])\n"
                          f"s = dp.spec(mech, universe={UNIVERSE}, grid={{eps: [1]}}, "
                          "claims=[dp.private(eps)])\n", 5, "ZeroDivisionError"),

@@ -12,8 +12,8 @@ from typing import Any, Optional
 
 import sympy
 
-from ..errors import SpecError
-from .params import exact_floats
+from ..errors import SpecError, call_help
+from .params import refuse_float, refuse_floats
 
 
 EXPECTATIONS = (None, "refuted")
@@ -48,8 +48,9 @@ class Claim:
 
 
 def _expression(value: Any, what: str, fn: str) -> sympy.Expr:
+    """A claimed value as an exact sympy expression in the parameters (floats refused)."""
     if isinstance(value, float):
-        value = sympy.Rational(repr(value))
+        raise refuse_float(value, f"{fn}: {what}")
     try:
         expr = sympy.sympify(value, strict=True)
     except (sympy.SympifyError, TypeError):
@@ -58,7 +59,7 @@ def _expression(value: Any, what: str, fn: str) -> sympy.Expr:
     if expr.is_number:
         if expr.has(sympy.nan, sympy.zoo) or expr.is_real is False or expr.is_finite is False:
             raise SpecError(f"{fn}: {what}={value!r} is not a finite real number", f"use a finite {what}")
-    return exact_floats(expr, f"{fn}: {what}")
+    return refuse_floats(expr, f"{fn}: {what}")
 
 
 @dataclass(frozen=True)
@@ -79,6 +80,8 @@ class Private(Claim):
         return f"{self.epsilon}-DP" if self.delta == 0 else f"({self.epsilon}, {self.delta})-DP"
 
 
+@call_help("dp.private(eps) or dp.private(eps, delta=Fraction(1, 10**6))",
+           epsilon="the claimed epsilon, e.g. eps or 2*eps")
 def private(epsilon: Any, delta: Any = 0, *, id: Optional[str] = None,
             expect: Optional[str] = None) -> Private:
     """Claim (epsilon, delta)-DP; epsilon and delta may be expressions in the parameters."""
@@ -102,6 +105,7 @@ class SameDistribution(Claim):
         return f"same distribution as {getattr(self.other, '__name__', 'other')}"
 
 
+@call_help("dp.same_distribution(other_mech)", other="the other mechanism, with the same arguments")
 def same_distribution(other: Callable[..., Any], *, id: Optional[str] = None,
                       expect: Optional[str] = None) -> SameDistribution:
     """Claim that ``other`` (same signature as the mechanism) has the same output law everywhere."""
@@ -201,6 +205,7 @@ def _short(text: str, width: int = 100) -> str:
     return text if len(text) <= width else text[:width - 3] + "..."
 
 
+@call_help("dp.identity((x + 1)**2, x**2 + 2*x + 1, where=[x > 0])")
 def identity(lhs: Any, rhs: Any, *, where: Any = (), id: Optional[str] = None,
              expect: Optional[str] = None) -> Identity:
     """Claim lhs = rhs for all values of the symbols (their assumptions and ``where``).
@@ -216,6 +221,7 @@ def identity(lhs: Any, rhs: Any, *, where: Any = (), id: Optional[str] = None,
     return Identity(lhs=left, rhs=right, where=conds, id=id, expect=expect)
 
 
+@call_help("dp.inequality(2*x, x**2 + 1, where=[x > 0], strict=False)")
 def inequality(lhs: Any, rhs: Any, *, where: Any = (), strict: bool = False, id: Optional[str] = None,
                expect: Optional[str] = None) -> Inequality:
     """Claim lhs <= rhs (lhs < rhs with ``strict=True``) for all values of the symbols.
@@ -236,7 +242,7 @@ def inequality(lhs: Any, rhs: Any, *, where: Any = (), strict: bool = False, id:
 # ----- sensitivity ------------------------------------------------------------------------
 
 from .queries import Query as _Query  # noqa: E402  (kept with the claim that uses it)
-from .universe import Neighbours as _Neighbours  # noqa: E402
+from .universe import RELATIONS as _NEIGHBOUR_RELATIONS, Neighbours as _Neighbours  # noqa: E402
 
 
 @dataclass(frozen=True)
@@ -269,6 +275,8 @@ class Sensitivity(Claim):
         return f"sensitivity of {self.query.describe()} {'=' if self.exact else '<='} {self.bound}"
 
 
+@call_help("dp.sensitivity(dp.count(lambda r: r == 1), 1) or dp.sensitivity(q, at_most=2 / n)",
+           query="the query, e.g. dp.count(lambda r: r == 1)")
 def sensitivity(query: Any, equals: Any = None, *, at_most: Any = None, neighbours: Any = None,
                 n: Optional[sympy.Symbol] = None, n_min: Optional[int] = None, candidates: Any = None,
                 id: Optional[str] = None, expect: Optional[str] = None) -> Sensitivity:
@@ -314,7 +322,7 @@ def sensitivity(query: Any, equals: Any = None, *, at_most: Any = None, neighbou
                         "write the claimed sensitivity in the dataset size alone, e.g. 1/n")
     if neighbours is not None and not (isinstance(neighbours, _Neighbours) or callable(neighbours)):
         raise SpecError(f"{fn}: neighbours={neighbours!r} is not a neighbour relation",
-                        "use dp.REPLACE_ONE, dp.ADD_REMOVE or dp.LABEL_ONLY, or leave it out to use the universe's")
+                        f"use {_NEIGHBOUR_RELATIONS}, or leave it out to use the universe's")
     if n_min is not None and (isinstance(n_min, bool) or not isinstance(n_min, int) or n_min < 1):
         raise SpecError(f"{fn}: n_min={n_min!r} must be an int >= 1", "e.g. n_min=2")
     if query.is_score:

@@ -21,8 +21,9 @@ from typing import Any, Optional
 
 import sympy
 
-from ..errors import SpecError
+from ..errors import SpecError, call_help
 from .claims import Claim, _expression
+from .params import refuse_float
 
 
 @dataclass(frozen=True)
@@ -55,6 +56,8 @@ def _event(event: Any, fn: str) -> Callable[..., bool]:
     return event
 
 
+@call_help("dp.probability(lambda data, output: output == data[0], at_least=Fraction(1, 2))",
+           event="a function (data, output, **params) -> bool")
 def probability(event: Callable[..., bool], *, at_most: Any = None, at_least: Any = None,
                 id: Optional[str] = None, expect: Optional[str] = None) -> Probability:
     """Claim a bound on P[event(data, output, **params)] on every dataset of the universe."""
@@ -66,6 +69,9 @@ def probability(event: Callable[..., bool], *, at_most: Any = None, at_least: An
                        id=id, expect=expect)
 
 
+@call_help("dp.accuracy(lambda data, output, t: abs(output - sum(data)) > t, dp.exp(-t))",
+           bad="a function (data, output, **params) -> bool, the bad event",
+           bound="the bound on its probability")
 def accuracy(bad: Callable[..., bool], bound: Any, *, id: Optional[str] = None,
              expect: Optional[str] = None) -> Accuracy:
     """Claim P[bad(data, output, **params)] <= bound on every dataset (a utility theorem)."""
@@ -96,6 +102,8 @@ class Stability(Claim):
         return f"{self.gamma}-uniformly stable predictions"
 
 
+@call_help("dp.stability(gamma, predict=lambda output, x: output >= x, points=[0, 1, 2])",
+           predict="a function (output, x) -> label", points="the query points, e.g. points=[0, 1, 2]")
 def stability(gamma: Any, *, predict: Callable[..., Any], points: Iterable[Hashable],
               id: Optional[str] = None, expect: Optional[str] = None) -> Stability:
     """Claim that prediction probabilities change additively by at most gamma between neighbours."""
@@ -119,6 +127,8 @@ class PrivatePrediction(Claim):
         return f"{self.epsilon}-private prediction"
 
 
+@call_help("dp.private_prediction(eps, predict=lambda output, x: output >= x, points=[0, 1, 2])",
+           predict="a function (output, x) -> label", points="the query points, e.g. points=[0, 1, 2]")
 def private_prediction(epsilon: Any, *, predict: Callable[..., Any], points: Iterable[Hashable],
                        id: Optional[str] = None, expect: Optional[str] = None) -> PrivatePrediction:
     """Claim that each single prediction predict(M(X), x) is epsilon-DP."""
@@ -150,6 +160,11 @@ class SampleComplexity(Claim):
         return f"n >= {self.bound} => P[error > {self.alpha}] <= {self.beta}"
 
 
+@call_help("dp.sample_complexity(population={(0, 0): Fraction(1, 2), (1, 1): Fraction(1, 2)}, error=true_error, "
+           "alpha=Fraction(1, 4), beta=Fraction(1, 10), bound=n_bound)",
+           population="a mapping record -> exact probability", error="a function output -> true error",
+           alpha="the error level", beta="the failure probability",
+           bound="the sample size n claimed to suffice")
 def sample_complexity(*, population: Any, error: Callable[..., Any], alpha: Any, beta: Any, bound: Any,
                       id: Optional[str] = None, expect: Optional[str] = None) -> SampleComplexity:
     """Claim a PAC guarantee for the spec's learner on a finite population (see SampleComplexity)."""
@@ -159,7 +174,9 @@ def sample_complexity(*, population: Any, error: Callable[..., Any], alpha: Any,
                         "pass e.g. {(0, 0): Fraction(1, 3), (1, 1): Fraction(2, 3)}")
     pairs = []
     for record, p in population.items():
-        if isinstance(p, float) or not isinstance(p, (int, Fraction, sympy.Rational)):
+        if isinstance(p, float):
+            raise refuse_float(p, f"sample_complexity: population[{record!r}]")
+        if not isinstance(p, (int, Fraction, sympy.Rational)):
             raise SpecError(f"sample_complexity: the probability of {record!r} is {p!r}, not an exact rational",
                             "use Fraction or sympy.Rational probabilities")
         pairs.append((record, Fraction(int(sympy.Rational(p).p), int(sympy.Rational(p).q))))

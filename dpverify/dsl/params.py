@@ -4,8 +4,12 @@ A spec states its parameters once, as sympy symbols (``eps = dp.symbol("eps",
 positive=True)``), and the values to check as a grid: either a mapping from
 symbol to values (checked on the cartesian product) or an explicit list of
 points (for parameters that depend on each other).  Grid values are exact sympy
-numbers; a float literal is read as the decimal the author wrote (``0.1`` is
-``1/10``), never as its binary approximation.
+numbers.  Floats are refused wherever a spec declares a number (grid values,
+claimed bounds, intervals), even the ones that are exactly binary (0.5): a float
+literal is neither the decimal its author wrote (``0.1`` is
+3602879701896397/2^55) nor, after arithmetic (``1/3``), the fraction meant, and
+which of them was meant decides verdicts near a bound.  The refusal names the
+exact value to write, ``Fraction(1, 10)``.
 """
 from __future__ import annotations
 
@@ -16,15 +20,20 @@ from fractions import Fraction
 from typing import Any, Union
 
 import sympy
+from sympy.core.assumptions import _assume_defined
 
-from ..errors import SpecError
+from ..errors import SpecError, call_help, close_names
 
 Point = tuple[tuple[sympy.Symbol, sympy.Expr], ...]
 """One parameter point: (symbol, exact value) pairs sorted by symbol name."""
 
 GridLike = Union[Mapping[sympy.Symbol, Iterable[Any]], Iterable[Mapping[sympy.Symbol, Any]]]
 
+ASSUMPTIONS = frozenset(_assume_defined)
+"""The assumptions sympy knows (positive, integer, nonnegative...)."""
 
+
+@call_help('dp.symbol("eps", positive=True)')
 def symbol(name: str, **assumptions: bool) -> sympy.Symbol:
     """A real parameter symbol, e.g. ``symbol("eps", positive=True)``.
 
@@ -34,46 +43,94 @@ def symbol(name: str, **assumptions: bool) -> sympy.Symbol:
     if not isinstance(name, str) or not name.isidentifier():
         raise SpecError(f"parameter name {name!r} is not a Python identifier",
                         "name parameters like the mechanism's keyword arguments, e.g. 'eps'")
+    for key, value in assumptions.items():  # sympy keeps a misspelt one (positve=True) and ignores it
+        if key not in ASSUMPTIONS:
+            close = close_names(key, ASSUMPTIONS)
+            raise SpecError(f"symbol({name!r}): {key}= is not an assumption"
+                            + (f" (did you mean {close[0]}=?)" if close else ""),
+                            f"write {close[0] if close else 'positive'}=True (the usual ones: positive, "
+                            "nonnegative, negative, nonzero, integer, rational; any of sympy's assumptions works)")
+        if value is not None and not isinstance(value, bool):
+            raise SpecError(f"symbol({name!r}): {key}={value!r} is not True or False", f"write {key}=True")
     assumptions.setdefault("real", True)
     return sympy.Symbol(name, **assumptions)
 
 
-def exact_floats(expr: Any, what: str) -> Any:
-    """``expr`` with every sympy Float made an exact Rational -- when the float is exactly the
-    number it prints (0.5, 1.0).  Any other float (``0.1*eps``, where sympy holds the binary
-    0.1000000000000000055...) is refused: whether its author meant the decimal or the binary
-    number decides verdicts at that distance, and after float arithmetic neither is known."""
+class FloatRefused(SpecError):
+    """A float where a spec declares a number; ``value`` is the float (the loader finds it in
+    the spec's source to point at its line)."""
+
+    def __init__(self, problem: str, fix: str, value: float) -> None:
+        super().__init__(problem, fix)
+        self.value = value
+
+
+def meant(value: float) -> Fraction:
+    """The exact number a float most likely stands for: the simplest fraction (denominator at
+    most 10^6) that rounds to it -- 1/3 for 1/3, 1/10 for 0.1 -- else the decimal it prints
+    (1e-10 is 1/10^10)."""
+    simple = Fraction(value).limit_denominator(10**6)
+    return simple if simple and float(simple) == value else Fraction(repr(value))
+
+
+def fraction_text(q: Fraction, rational: bool = False) -> str:
+    """How to write ``q`` exactly in a spec: ``2``, ``Fraction(1, 3)`` (``sympy.Rational(1, 3)``)."""
+    if q.denominator == 1:
+        return str(q.numerator)
+    return f"{'sympy.Rational' if rational else 'Fraction'}({q.numerator}, {q.denominator})"
+
+
+def refuse_float(value: float, what: str, within: Any = None, example: str | None = None,
+                 binary: Fraction | None = None) -> FloatRefused:
+    """The error for the float ``value`` in ``what`` (found ``within`` an expression): the exact
+    value to write, and why the float is not it (its exact ``binary`` value, by default the
+    double's), or, for a float that is exactly binary (0.5), that dpverify reads no floats.
+    ``example`` shows the fix in context (``eps/10``)."""
+    if math.isnan(value) or math.isinf(value):
+        return FloatRefused(f"{what}={value!r} is not a finite number",
+                            "use a finite number, e.g. 1 or Fraction(1, 2)", value)
+    target = meant(value)
+    binary = Fraction(value) if binary is None else binary
+    why = (f", whose exact binary value {binary} is not {target}" if binary != target
+           else " (dpverify reads exact numbers, never floats)")
+    fix = f"write {fraction_text(target)}"
+    if target.denominator != 1:
+        fix += f" (or {fraction_text(target, rational=True)})"
+    subject = f"{what}={value!r} is a float" if within is None else f"{what}={within} holds the float {value!r}"
+    return FloatRefused(f"{subject}{why}", fix + (f", e.g. {example}" if example else ""), value)
+
+
+def refuse_floats(expr: Any, what: str) -> Any:
+    """``expr`` unchanged when it holds no sympy Float; a :class:`FloatRefused` otherwise (``0.1*eps``
+    holds the binary 0.1000000000000000055..., and even ``1.0*eps`` is refused: no floats)."""
     floats = expr.atoms(sympy.Float) if isinstance(expr, sympy.Basic) else set()
-    exact_values = {}
-    for f in floats:
-        binary = sympy.Rational(f) if f.is_finite else None  # exactly the float's binary value
-        if binary is None or binary != sympy.Rational(str(f)):
-            raise SpecError(f"{what} contains the float {f}, whose binary value is not the decimal it shows",
-                            "write the number exactly, e.g. sympy.Rational(1, 10) * eps instead of 0.1 * eps")
-        exact_values[f] = binary
-    return expr.xreplace(exact_values) if exact_values else expr
+    if not floats:
+        return expr
+    first = min(floats, key=float)
+    exact_expr = expr.xreplace({f: sympy.Rational(meant(float(f))) for f in floats})
+    binary = Fraction(int(sympy.Rational(first).p), int(sympy.Rational(first).q))  # a sympy Float may hold more bits
+    if expr == first:
+        raise refuse_float(float(first), what, binary=binary)
+    raise refuse_float(float(first), what, within=expr, example=str(exact_expr), binary=binary)
 
 
 def exact(value: Any, what: str) -> sympy.Expr:
-    """Turn a number a spec author wrote into an exact, finite, real sympy number."""
+    """Turn a number a spec author wrote into an exact, finite, real sympy number (floats refused)."""
     if isinstance(value, bool):
         raise SpecError(f"{what}={value!r} is a bool, not a number", "use an int, Fraction or sympy number")
     if isinstance(value, float):
-        if math.isnan(value) or math.isinf(value):
-            raise SpecError(f"{what}={value!r} is not a finite number",
-                            "use a finite number, e.g. 1 or sympy.Rational(1, 2)")
-        value = sympy.Rational(repr(value))
-    elif isinstance(value, Fraction):
+        raise refuse_float(value, what)
+    if isinstance(value, Fraction):
         value = sympy.Rational(value.numerator, value.denominator)
     try:
         expr = sympy.sympify(value, strict=True)
     except (sympy.SympifyError, TypeError) as exc:
         raise SpecError(f"{what}={value!r} is not a number ({exc.__class__.__name__})",
-                        "use an int, a Fraction, a decimal literal or a sympy expression") from None
+                        "use an int, a Fraction or a sympy expression") from None
     if expr.has(sympy.nan) or expr.free_symbols or expr.is_real is not True or expr.is_finite is False:
         raise SpecError(f"{what}={value!r} is not a finite real number",
-                        "use a finite real value such as 1, 0.5 or sympy.log(3)")
-    return exact_floats(expr, what)
+                        "use a finite real value such as 1, Fraction(1, 2) or sympy.log(3)")
+    return refuse_floats(expr, what)
 
 
 def _check_assumptions(sym: sympy.Symbol, value: sympy.Expr) -> None:
@@ -137,7 +194,7 @@ parameters can leave it: delta = eps - 1 is negative at eps = 1/2)."""
 def substitute(expr: Any, point: Point, what: str) -> sympy.Expr:
     """Evaluate a claim expression (in parameter symbols) exactly at a point: a finite real number,
     inside :data:`RANGES` for the bounds that have one (a SpecError naming the point otherwise)."""
-    value = exact_floats(sympy.sympify(expr), what).subs(dict(point))
+    value = refuse_floats(sympy.sympify(expr), what).subs(dict(point))
     if value.free_symbols:
         missing = ", ".join(sorted(s.name for s in value.free_symbols))
         raise SpecError(f"{what} uses {missing}, which the grid does not give a value",

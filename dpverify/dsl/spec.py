@@ -14,7 +14,7 @@ from typing import Any, Optional
 
 import sympy
 
-from ..errors import SpecError
+from ..errors import SpecError, call_help
 from .claims import Claim
 from .params import GridLike, Point, grid as normalise_grid
 from .universe import Universe
@@ -89,6 +89,9 @@ def _check_signature(fn: Callable[..., Any], names: Iterable[str], what: str) ->
                         "give the function one keyword argument per grid parameter it uses, after the dataset")
 
 
+@call_help("dp.spec(mech, universe=dp.universe([0, 1], n=1, neighbours=dp.REPLACE_ONE), grid={eps: [1]}, "
+           "claims=[dp.private(eps)])",
+           claims="the list of claims, e.g. claims=[dp.private(eps)]")
 def spec(mechanism: Optional[Callable[..., Any]] = None, *, claims: Iterable[Claim],
          universe: Optional[Universe] = None, grid: Optional[GridLike] = None,
          name: Optional[str] = None, doc: Optional[str] = None) -> Spec:

@@ -15,7 +15,7 @@ from collections.abc import Callable, Hashable, Iterable
 from dataclasses import dataclass, field
 from typing import Any, Optional, Union
 
-from ..errors import SpecError
+from ..errors import SpecError, call_help
 
 
 class Neighbours(enum.Enum):
@@ -34,6 +34,11 @@ ADD_REMOVE = Neighbours.ADD_REMOVE
 LABEL_ONLY = Neighbours.LABEL_ONLY
 
 Relation = Union[Neighbours, Callable[[tuple, tuple], bool]]
+
+RELATIONS = ("dp.REPLACE_ONE (same size, one record replaced), dp.ADD_REMOVE (one record added or removed), "
+             "dp.LABEL_ONLY (one record's label changed), or a function (x, x_prime) -> bool such as "
+             "dp.l1_one or dp.linf_one")
+"""The relations a spec can name, as errors list them."""
 
 
 @dataclass(frozen=True)
@@ -60,6 +65,7 @@ class Universe:
         return f"{len(self.records)} records, {sizes}, {self.relation_name}, {kind}"
 
 
+@call_help("dp.labelled([0, 1, 2], [0, 1])")
 def labelled(xs: Iterable[Hashable], labels: Iterable[Hashable]) -> tuple[tuple[Any, Any], ...]:
     """All labelled records (x, y) for x in ``xs`` and y in ``labels``."""
     xs, labels = _finite(xs, "xs"), _finite(labels, "labels")
@@ -81,6 +87,9 @@ def _finite(values: Iterable[Hashable], what: str) -> tuple:
     return values
 
 
+@call_help("dp.universe([0, 1], n=2, neighbours=dp.REPLACE_ONE)",
+           neighbours=f"the neighbour relation: {RELATIONS}",
+           n="the dataset size, one int or a range such as range(1, 4)")
 def universe(records: Iterable[Hashable], n: int | Iterable[int], *,
              neighbours: Relation, symmetric: bool = False) -> Universe:
     """Declare a finite universe of datasets.
@@ -114,7 +123,7 @@ def universe(records: Iterable[Hashable], n: int | Iterable[int], *,
     sizes = tuple(sorted(set(sizes)))
     if not (isinstance(neighbours, Neighbours) or callable(neighbours)):
         raise SpecError(f"neighbours={neighbours!r} is not a neighbour relation",
-                        "use dp.REPLACE_ONE, dp.ADD_REMOVE, dp.LABEL_ONLY or a function (x, x_prime) -> bool")
+                        f"use {RELATIONS}")
     if neighbours is Neighbours.ADD_REMOVE and not any(k + 1 in sizes for k in sizes):
         raise SpecError(f"add/remove neighbours need two consecutive sizes, got n={n!r}",
                         "use a range of sizes, e.g. n=range(2, 5)")
@@ -150,6 +159,7 @@ def l1_one(x: tuple, x_prime: tuple) -> bool:
     return len(x) == len(x_prime) and sum(abs(a - b) for a, b in zip(x, x_prime)) <= 1
 
 
+@call_help("dp.answers([0, 1, 2], 3)")
 def answers(values: Iterable[int], m: int, *, neighbours: Callable[[tuple, tuple], bool] = linf_one) -> Universe:
     """The universe of query-answer vectors: every vector in ``values``^m, neighbours by ``neighbours``.
 
