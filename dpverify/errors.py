@@ -12,9 +12,10 @@ from __future__ import annotations
 import difflib
 import inspect
 import re
+import os
 import traceback
 from collections.abc import Callable, Iterable
-from types import TracebackType
+from types import FrameType, ModuleType, TracebackType
 from typing import Any, TypeVar
 
 
@@ -153,3 +154,47 @@ def call_error(fn: Callable[..., Any], exc: TypeError) -> SpecError | None:
     example = getattr(fn, "call_example", None)
     hints.append(f"the call is {signature_text(fn)}" + (f", e.g. {example}" if example else ""))
     return SpecError(problem, "; ".join(hints))
+
+
+def dsl_misuse(exc: BaseException) -> SpecError | None:
+    """What to write instead, when ``exc`` is plain Python refusing the DSL in a spec's code: a
+    call of a dpverify function with a missing, unknown or doubled argument
+    (``dp.universe([0, 1], n=2)``), or a name that dpverify does not have (``dp.privat``).
+    None for any other error, and for one raised inside dpverify (the refusing frame, the
+    innermost, must be the spec's).  The caller adds the file and line."""
+    frames = list(traceback.walk_tb(exc.__traceback__))
+    if not frames or _inside_dpverify(frames[-1][0].f_code.co_filename):
+        return None
+    if isinstance(exc, AttributeError) and isinstance(getattr(exc, "obj", None), ModuleType) and exc.name:
+        module = exc.obj  # type: ignore[attr-defined]
+        if module.__name__.split(".")[0] != "dpverify":
+            return None
+        public = getattr(module, "__all__", None) or [n for n in vars(module) if not n.startswith("_")]
+        prefix = "dp" if module.__name__ == "dpverify" else module.__name__
+        close = [f"{prefix}.{c}" for c in close_names(exc.name, public)]
+        if close:
+            return SpecError(f"{prefix}.{exc.name} does not exist (did you mean {close[0]}?)", f"write {close[0]}")
+        return SpecError(f"{prefix}.{exc.name} does not exist",
+                         "use one of the names in dpverify.__all__ (the README's section \"A spec\" shows them)")
+    if isinstance(exc, TypeError):
+        called = _called_function(str(exc).split("(", 1)[0], frames[-1][0])
+        return call_error(called, exc) if called is not None else None
+    return None
+
+
+def _inside_dpverify(filename: str) -> bool:
+    return os.path.abspath(filename).startswith(os.path.dirname(os.path.abspath(__file__)) + os.sep)
+
+
+def _called_function(name: str, frame: FrameType) -> Callable[..., Any] | None:
+    """The dpverify function ``name`` as the code of ``frame`` reaches it: bound to the name
+    itself (``from dpverify import universe``) or on an imported dpverify module (``dp.universe``);
+    None when the name is the spec's own function or no dpverify module has it."""
+    own = frame.f_locals.get(name, frame.f_globals.get(name))
+    candidates = [own] if own is not None else [
+        getattr(v, name, None) for v in frame.f_globals.values()
+        if isinstance(v, ModuleType) and v.__name__.split(".")[0] == "dpverify"]
+    for fn in candidates:
+        if inspect.isfunction(fn) and fn.__module__.split(".")[0] == "dpverify":
+            return fn
+    return None

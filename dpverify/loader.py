@@ -13,19 +13,15 @@ import ast
 import contextlib
 import hashlib
 import importlib.util
-import inspect
 import os
 import sys
-import traceback
-import types
 from collections.abc import Iterator
 from pathlib import Path
 from typing import NoReturn
 
-from . import dsl
 from .dsl.params import FloatRefused
 from .dsl.spec import Spec
-from .errors import SpecError, call_error, close_names, line_in
+from .errors import SpecError, dsl_misuse, line_in
 
 
 def is_spec_name(path: Path) -> bool:
@@ -77,47 +73,6 @@ def _exit_raises() -> Iterator[None]:
         yield
     finally:
         os._exit = real
-
-
-def _dsl_misuse(exc: BaseException) -> SpecError | None:
-    """What to write instead, when ``exc`` is plain Python refusing the DSL: a call of a DSL
-    function with a missing, unknown or doubled argument (``dp.universe([0, 1], n=2)``), or a
-    name that dpverify does not have (``dp.privat``).  None for any other error, and for one
-    raised inside dpverify (the refusing frame, the innermost, must be the spec's code)."""
-    frames = list(traceback.walk_tb(exc.__traceback__))
-    if not frames or _inside_dpverify(frames[-1][0].f_code.co_filename):
-        return None
-    if isinstance(exc, AttributeError) and isinstance(getattr(exc, "obj", None), types.ModuleType):
-        module = exc.obj  # type: ignore[attr-defined]
-        if module.__name__.split(".")[0] != "dpverify" or not exc.name:
-            return None
-        public = getattr(module, "__all__", None) or [n for n in vars(module) if not n.startswith("_")]
-        prefix = "dp" if module.__name__ == "dpverify" else module.__name__
-        close = [f"{prefix}.{c}" for c in close_names(exc.name, public)]
-        if close:
-            return SpecError(f"{prefix}.{exc.name} does not exist (did you mean {close[0]}?)",
-                             f"write {close[0]}")
-        return SpecError(f"{prefix}.{exc.name} does not exist",
-                         "use one of the names in dpverify.__all__ (the README's section \"A spec\" shows them)")
-    if isinstance(exc, TypeError):
-        called = _called_function(exc, frames[-1][0])
-        return call_error(called, exc) if called is not None else None
-    return None
-
-
-def _inside_dpverify(filename: str) -> bool:
-    return os.path.abspath(filename).startswith(os.path.dirname(os.path.abspath(__file__)) + os.sep)
-
-
-def _called_function(exc: TypeError, frame: types.FrameType) -> types.FunctionType | None:
-    """The DSL function whose call Python refused in ``frame``: the one the message names
-    (``universe() missing ...``), unless that name is bound there to a function of the spec's own."""
-    name = str(exc).split("(", 1)[0]
-    fn = getattr(dsl, name, None) if name in dsl.__all__ else None
-    if not inspect.isfunction(fn):
-        return None
-    own = frame.f_locals.get(name, frame.f_globals.get(name, fn))
-    return fn if own is fn else None
 
 
 def _float_literal(node: ast.AST) -> object:
@@ -185,7 +140,7 @@ def load(path: Path) -> list[Spec]:
     except KeyboardInterrupt:
         raise
     except BaseException as exc:  # an error in the spec's own code (any kind but the user's Ctrl-C)
-        explained = _dsl_misuse(exc)
+        explained = dsl_misuse(exc)
         if explained is not None:
             raise explained.located(display, line_in(exc.__traceback__, filename)) from None
         raise SpecError(f"the spec does not import: {type(exc).__name__}: {exc}",

@@ -216,3 +216,19 @@ def test_a_misspelt_name_suggests_the_closest(written: str, suggestion: str, tmp
 def test_a_name_with_no_close_match_points_at_the_list(tmp_path) -> None:
     text = load_error(tmp_path, "c = dp.qqqqqqqq\n")
     assert "dp.qqqqqqqq does not exist" in text and "dpverify.__all__" in text
+
+
+def test_the_explanation_works_for_errors_caught_outside_the_loader() -> None:
+    """dsl_misuse reads only the exception: a mechanism's own run (where the engine catches it) can use it."""
+    from dpverify.errors import dsl_misuse
+
+    def mech():
+        return dp.randomized_response(0, 1, valus=(0, 1))
+
+    with pytest.raises(TypeError) as info:
+        mech()
+    err = dsl_misuse(info.value)
+    assert err is not None and "dp.randomized_response() has no keyword argument valus= (did you mean values=?)" in str(err)
+    with pytest.raises(AttributeError) as missing:
+        dp.randomised_response  # noqa: B018
+    assert "did you mean dp.randomized_response?" in str(dsl_misuse(missing.value))
