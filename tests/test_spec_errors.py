@@ -137,6 +137,17 @@ def test_a_misspelt_keyword_suggests_the_right_one(tmp_path, monkeypatch) -> Non
     assert "dp.private(epsilon, delta=0, *, id=None, expect=None)" in " ".join(text.split())
 
 
+def test_the_american_spelling_suggests_neighbours(tmp_path) -> None:
+    text = load_error(tmp_path, "V = dp.universe([0, 1], n=2, neighbors=dp.REPLACE_ONE)\n")
+    assert "dp.universe() has no keyword argument neighbors= (did you mean neighbours=?)" in text
+
+
+def test_one_claim_not_in_a_list_says_to_write_a_list(tmp_path) -> None:
+    text = load_error(tmp_path, "s = dp.spec(mech, universe=U, grid={eps: [1]}, claims=dp.private(eps))\n")
+    assert f"bad_spec.py:{FIRST}: spec: claims= is one claim (eps-DP), not a list of claims" in text
+    assert "claims=[dp.private(eps)]" in text
+
+
 def test_too_many_positional_arguments_say_which_are_keywords(tmp_path) -> None:
     text = load_error(tmp_path, "V = dp.universe([0, 1], 2, dp.REPLACE_ONE)\n")
     assert "dp.universe() takes 2 positional arguments but 3 were given" in text

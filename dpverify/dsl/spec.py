@@ -102,6 +102,10 @@ def spec(mechanism: Optional[Callable[..., Any]] = None, *, claims: Iterable[Cla
     formula claims only (a theorem, a loss function) has no mechanism and no
     universe, and then needs a ``name``.
     """
+    if isinstance(claims, (Claim, str, bytes)) or not hasattr(claims, "__iter__"):
+        what = f"one claim ({claims.describe()})" if isinstance(claims, Claim) else repr(claims)
+        raise SpecError(f"spec: claims= is {what}, not a list of claims",
+                        "write a list, even of one claim: claims=[dp.private(eps)]")
     claims = tuple(claims)
     if mechanism is None:
         if name is None:
