@@ -14,11 +14,11 @@ finite universe, a parameter grid and claims; ``dpverify check`` decides them.
 """
 from __future__ import annotations
 
+from . import engine as _engine  # noqa: F401  (installs the engine behind the DSL's port)
 from .dsl import *  # noqa: F401,F403  (the DSL is the public surface)
 from .dsl import __all__ as _dsl_all
 from .errors import DpverifyError, EnumerationTooLarge, SpecError
-
-__version__ = "0.1.0"
+from .version import __version__
 
 
 def check(spec: "Spec", precision: int = 50, proofs: bool = True) -> list:  # noqa: F405

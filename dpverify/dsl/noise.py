@@ -1,11 +1,11 @@
 """Continuous noise primitives: Laplace, one-sided exponential and Gaussian noise on an exact answer.
 
 Each returns a noisy value -- a handle the engine integrates over exactly,
-never a sample (see :mod:`dpverify.engine.noise`).  A mechanism may compare
-noisy values with constants or with each other (``if x > threshold:``), shift
-them by constants, add them to each other (sums can be released, not
-compared), and return them; the engine then computes exact output
-probabilities, or for returned values exact densities.
+never a sample -- which the engine creates through the DSL's port
+(:mod:`.port`).  A mechanism may compare noisy values with constants or with
+each other (``if x > threshold:``), shift them by constants, add them to each
+other (sums can be released, not compared), and return them; the engine then
+computes exact output probabilities, or for returned values exact densities.
 """
 from __future__ import annotations
 
@@ -14,20 +14,18 @@ from typing import Any
 
 import sympy
 
-from ..engine.enumerate import active
-from ..engine.noise import state
-from ..engine.noisy import Noise, Noisy, exact
 from ..errors import SpecError
+from . import port
+from .queries import Query
+from .universe import Neighbours
 
 
-def _noise(kind: str, value: Any, scale: Any, fn: str, what: str) -> Noisy:
-    runner = active()
-    if runner is None:
-        raise SpecError(f"{fn}() was called outside a mechanism run",
-                        "call primitives only inside the mechanism function that a spec names; "
-                        "run it with `dpverify check`")
-    centre = exact(value, "value", fn)
-    width = exact(scale, what, fn)
+def _noise(kind: str, value: Any, scale: Any, fn: str, what: str) -> Any:
+    engine = port.engine()
+    if not engine.running():
+        raise port.outside_run(fn)
+    centre = engine.exact(value, "value", fn)
+    width = engine.exact(scale, what, fn)
     positive = width > 0 if not isinstance(width, sympy.Basic) else width.is_positive
     if positive is False or (positive is None and not width.free_symbols):
         raise SpecError(f"{fn}: {what}={scale} must be positive", f"pass {what} > 0, e.g. 1/eps")
@@ -35,34 +33,31 @@ def _noise(kind: str, value: Any, scale: Any, fn: str, what: str) -> Noisy:
         raise SpecError(f"{fn}: cannot tell that {what}={scale} is positive",
                         "declare the parameters positive: dp.symbol('eps', positive=True)")
     caller = sys._getframe(2)  # the mechanism's line that asked for the noise
-    return state(runner).add(Noise(kind, centre, width, site=(caller.f_code.co_filename, caller.f_lineno)))
+    return engine.noise(kind, centre, width, (caller.f_code.co_filename, caller.f_lineno))
 
 
-def laplace(value: Any, scale: Any) -> Noisy:
+def laplace(value: Any, scale: Any) -> Any:
     """value + Lap(scale): density exp(-|x - value|/scale) / (2 scale)."""
     return _noise("laplace", value, scale, "laplace", "scale")
 
 
-def exponential_noise(value: Any, scale: Any) -> Noisy:
+def exponential_noise(value: Any, scale: Any) -> Any:
     """value + Exp(scale), one-sided: density exp(-(x - value)/scale)/scale for x >= value."""
     return _noise("exponential", value, scale, "exponential_noise", "scale")
 
 
-def gaussian(value: Any, sigma: Any) -> Noisy:
+def gaussian(value: Any, sigma: Any) -> Any:
     """value + N(0, sigma^2); released values only (Gaussian noise cannot be compared exactly)."""
     return _noise("gaussian", value, sigma, "gaussian", "sigma")
 
 
-def laplace_mechanism(query: Any, data: Any, eps: Any, *, neighbours: Any) -> Noisy:
+def laplace_mechanism(query: Any, data: Any, eps: Any, *, neighbours: Any) -> Any:
     """q(data) + Lap(Delta/eps), with Delta *derived* from the query (never typed in).
 
     ``query`` is built with dp.count/dp.total/dp.mean/... and a record ``domain=``; its
     sensitivity under ``neighbours`` is derived with sympy as for the exponential mechanism
     (Delta(n) at the dataset's size; under add/remove the supremum over all sizes).
     """
-    from ..engine.sensitivity import NotDerivable, runtime_sensitivity
-    from .queries import Query
-    from .universe import Neighbours
     if not isinstance(query, Query) or query.is_score:
         raise SpecError(f"laplace_mechanism: {query!r} is not a query of the dataset",
                         "build it with dp.count/dp.total/dp.mean(..., domain=RECORDS), or call dp.laplace "
@@ -71,10 +66,10 @@ def laplace_mechanism(query: Any, data: Any, eps: Any, *, neighbours: Any) -> No
         raise SpecError(f"laplace_mechanism: neighbours={neighbours!r}: the derived sensitivity depends on "
                         "the neighbour relation", "pass neighbours=dp.REPLACE_ONE or dp.ADD_REMOVE")
     data = tuple(data)
-    eps = exact(eps, "eps", "laplace_mechanism")  # asks for exact parameters in the certified reading
+    eps = port.engine().exact(eps, "eps", "laplace_mechanism")  # asks for exact parameters in the certified reading
     try:
-        delta, _ = runtime_sensitivity(query, (None,), neighbours, len(data))
-    except NotDerivable as err:
+        delta, _ = port.engine().runtime_sensitivity(query, (None,), neighbours, len(data))
+    except port.NotDerivable as err:
         raise SpecError(f"laplace_mechanism: cannot derive the query's sensitivity: {err}",
                         "declare the query's domain= and build it from counts, totals, means or max/min, "
                         "or call dp.laplace with an explicit scale") from None

@@ -1,7 +1,8 @@
 """The primitives a mechanism program calls, and math that works in every reading.
 
 Each function validates its arguments eagerly (one clear error naming the
-argument, its value and the fix) and hands a description to the engine, which
+argument, its value and the fix) and hands a description of its law
+(:mod:`.laws`) to the engine through the DSL's port (:mod:`.port`); the engine
 chooses a branch.  Outside a mechanism run they raise, because a draw only has
 meaning while the engine enumerates a program.
 
@@ -19,16 +20,19 @@ from typing import Any, Optional, TypeVar
 
 import sympy
 
-from ..engine.backend import exact_float
-from ..engine.enumerate import draw
-from ..engine.parameter import exact_math
-from ..engine.primitives import (REJECTED, Categorical, Exponential, Geometric, RandomizedResponse,
-                                 RejectionLoop, Subset)
 from ..errors import SpecError
+from . import port
+from .exact import exact_float
+from .laws import REJECTED, Categorical, Exponential, Geometric, RandomizedResponse, RejectionLoop, Subset
 from .queries import BoundScore, Query
 from .universe import Neighbours
 
 T = TypeVar("T")
+
+
+def _draw(name: str, make: Callable[[], Any]) -> Any:
+    """Let the engine's active run choose a branch of the law ``make()`` describes."""
+    return port.engine().draw(name, make)
 
 
 def _finite_choices(values: Iterable[T], what: str, fn: str) -> tuple[T, ...]:
@@ -49,17 +53,17 @@ def _finite_choices(values: Iterable[T], what: str, fn: str) -> tuple[T, ...]:
 
 def exp(x: Any) -> Any:
     """e**x, exact (a sympy number), in every reading: the program's own values stay exact."""
-    return exact_math(sympy.exp, x)
+    return port.engine().exact_math(sympy.exp, x)
 
 
 def log(x: Any) -> Any:
     """The natural logarithm, exact (a sympy number), in every reading."""
-    return exact_math(sympy.log, x)
+    return port.engine().exact_math(sympy.log, x)
 
 
 def sqrt(x: Any) -> Any:
     """The square root, exact (a sympy number), in every reading."""
-    return exact_math(sympy.sqrt, x)
+    return port.engine().exact_math(sympy.sqrt, x)
 
 
 def exponential(candidates: Iterable[T], score: Callable[[T], Any], eps: Any, *,
@@ -73,7 +77,7 @@ def exponential(candidates: Iterable[T], score: Callable[[T], Any], eps: Any, *,
     With ``sensitivity`` omitted, the score must be a query object bound to
     the dataset (``score.on(data)``, the score built with ``dp.mean`` etc. and
     a ``domain=``), and ``neighbours`` names the relation: Delta is then
-    derived (:func:`dpverify.engine.sensitivity.runtime_sensitivity`) as
+    derived by the engine (:meth:`.port.Engine.runtime_sensitivity`) as
     max over the candidates of the score's sensitivity -- Delta(len(data)) under
     replace-one and label-only, sup over n of Delta(n) under add/remove.
     """
@@ -86,11 +90,10 @@ def exponential(candidates: Iterable[T], score: Callable[[T], Any], eps: Any, *,
             return Exponential(choices, score, eps, sensitivity)
         value, note = _derived_sensitivity(score, choices, neighbours)
         return Exponential(choices, score, eps, value, derived=note)
-    return draw("exponential", make)
+    return _draw("exponential", make)
 
 
 def _derived_sensitivity(score: Any, choices: tuple, neighbours: Any) -> tuple[Any, str]:
-    from ..engine.sensitivity import NotDerivable, runtime_sensitivity
     if isinstance(score, Query):
         raise SpecError("exponential: score is a score not yet bound to the dataset",
                         "pass score.on(data), the score u(data, .) as a function of the candidate")
@@ -106,8 +109,8 @@ def _derived_sensitivity(score: Any, choices: tuple, neighbours: Any) -> tuple[A
                         "pass neighbours=dp.REPLACE_ONE (or the relation of the spec's universe), or "
                         "pass sensitivity=...")
     try:
-        return runtime_sensitivity(score.query, choices, neighbours, len(score.data))
-    except NotDerivable as err:
+        return port.engine().runtime_sensitivity(score.query, choices, neighbours, len(score.data))
+    except port.NotDerivable as err:
         raise SpecError(f"exponential: cannot derive the score's sensitivity: {err}",
                         "pass sensitivity=... explicitly, or declare the score's domain= and build it "
                         "from counts, totals, means or max/min") from None
@@ -128,12 +131,12 @@ def randomized_response(value: T, eps: Any, values: Iterable[T] = (0, 1)) -> T:
             raise SpecError(f"randomized_response: value={value!r} is not one of values={choices!r}",
                             "pass the record's value, or list every possible value in values=")
         return RandomizedResponse(value, eps, choices)
-    return draw("randomized_response", make)
+    return _draw("randomized_response", make)
 
 
 def bernoulli(p: Any) -> bool:
     """True with probability p, False with probability 1 - p (0 <= p <= 1)."""
-    return draw("bernoulli", lambda: Categorical(((True, p), (False, _one_minus(p))), name="bernoulli"))
+    return _draw("bernoulli", lambda: Categorical(((True, p), (False, _one_minus(p))), name="bernoulli"))
 
 
 def _one_minus(p: Any) -> Any:
@@ -153,7 +156,7 @@ def categorical(probabilities: Mapping[T, Any]) -> T:
             raise SpecError(f"categorical: expected a non-empty mapping value -> probability, "
                             f"got {probabilities!r}", "pass e.g. {'a': Fraction(1, 2), 'b': Fraction(1, 2)}")
         return Categorical(tuple(probabilities.items()))
-    return draw("categorical", make)
+    return _draw("categorical", make)
 
 
 def uniform(choices: Iterable[T]) -> T:
@@ -161,7 +164,7 @@ def uniform(choices: Iterable[T]) -> T:
     def make() -> Categorical:
         values = _finite_choices(choices, "choices", "uniform")
         return Categorical(tuple((v, Fraction(1, len(values))) for v in values), name="uniform")
-    return draw("uniform", make)
+    return _draw("uniform", make)
 
 
 def subset(data: Iterable[T], m: int) -> tuple[T, ...]:
@@ -172,7 +175,7 @@ def subset(data: Iterable[T], m: int) -> tuple[T, ...]:
             raise SpecError(f"subset: m={m!r} must be an int between 0 and len(data)={len(records)}",
                             "choose a subset size that fits every dataset of the universe")
         return Subset(records, m)
-    return draw("subset", make)
+    return _draw("subset", make)
 
 
 def geometric(value: int, a: Any, *, lower: Optional[int] = None, upper: Optional[int] = None) -> Any:
@@ -181,7 +184,7 @@ def geometric(value: int, a: Any, *, lower: Optional[int] = None, upper: Optiona
     ``a > 1``; for an integer query of sensitivity Delta, a = exp(eps/Delta)
     gives eps-DP.  ``lower``/``upper`` clamp the output into a range (the
     clamped ends carry the closed-form tail mass).  An unclamped side keeps its
-    infinite tail, lumped exactly beyond the values seen (see engine.tails): the
+    infinite tail, lumped exactly beyond the values seen (see dpverify.engine.tails): the
     program may return such an output but not compute with it.
     """
     caller = sys._getframe(1)
@@ -197,7 +200,7 @@ def geometric(value: int, a: Any, *, lower: Optional[int] = None, upper: Optiona
         if lower is not None and upper is not None and lower > upper:
             raise SpecError(f"geometric: lower={lower} > upper={upper}", "swap the bounds")
         return Geometric(number, a, lower, upper, site)
-    return draw("geometric", make)
+    return _draw("geometric", make)
 
 
 def repeat_until_accepted(attempt: Callable[[], Any]) -> Any:
@@ -211,7 +214,7 @@ def repeat_until_accepted(attempt: Callable[[], Any]) -> Any:
             raise SpecError(f"repeat_until_accepted: attempt={attempt!r} is not callable",
                             "pass a function with no arguments that returns a value or dp.REJECTED")
         return RejectionLoop(attempt)
-    return draw("repeat_until_accepted", make)
+    return _draw("repeat_until_accepted", make)
 
 
 __all__ = ["REJECTED", "bernoulli", "categorical", "exp", "exponential", "geometric", "log",

@@ -37,8 +37,8 @@ from typing import Any, Optional, Union
 
 import sympy
 
-from ..engine.backend import exact_float
 from ..errors import SpecError
+from .exact import exact_float
 from .universe import Universe
 
 _MISSING = object()

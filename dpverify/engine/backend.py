@@ -24,9 +24,10 @@ import sympy
 from mpmath.ctx_iv import MPIntervalContext
 from mpmath.libmp import fzero, mpf_sign
 
+from ..dsl.exact import exact_float  # noqa: F401  (re-exported: the readings' float rule)
 from ..errors import SpecError
 from . import certified
-from .parameter import Parameter
+from .parameter import Parameter, sympy_rational as _rational
 
 
 class Backend:
@@ -65,38 +66,6 @@ class Backend:
     def key(self, value: Any) -> Hashable:
         """A hashable stand-in, equal for equal weights (for caching)."""
         raise NotImplementedError
-
-
-def exact_float(value: float) -> Fraction:
-    """A float that a program computed, accepted only when it is exactly what it looks like.
-
-    0.5 is exact; 1/3 computed in floats is not, and reading it as 1/3 or as
-    0.333... would both analyse a mechanism other than the one written.
-    """
-    if value != value or value in (float("inf"), float("-inf")):
-        raise SpecError(f"the program produced the float {value!r}, which is not a finite number",
-                        "compute probabilities with Fractions or dp.exp/dp.log")
-    binary, written = Fraction(value), Fraction(repr(value))
-    if binary != written:
-        raise SpecError(f"the program produced the float {value!r}, which is not exact "
-                        f"(its binary value is {binary})",
-                        "use fractions.Fraction or sympy.Rational for exact numbers, e.g. Fraction(1, 3) "
-                        "instead of 1/3")
-    return binary
-
-
-def _rational(value: Any) -> Optional[sympy.Rational]:
-    if isinstance(value, bool):
-        return None
-    if isinstance(value, int):
-        return sympy.Integer(value)
-    if isinstance(value, Fraction):
-        return sympy.Rational(value.numerator, value.denominator)
-    if isinstance(value, float):
-        return sympy.Rational(*exact_float(value).as_integer_ratio())
-    if isinstance(value, sympy.Rational):
-        return value
-    return None
 
 
 _WORKING_DIGITS = (100, 2_000, 20_000)

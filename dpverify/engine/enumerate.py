@@ -6,6 +6,10 @@ A mechanism is plain Python that calls primitives (``dp.exponential``,
 re-executing the program with a prescribed prefix of choices, and sums the
 weight of every leaf into the output it returns.
 
+A primitive describes its law (a :mod:`dpverify.dsl.laws` description); the
+function registered for that type in :data:`LAWS` (by :mod:`.primitives`)
+gives its branches in the session's reading.
+
 Re-execution is cheap because the branch list a primitive offers at a given
 prefix is cached: on a replay, a primitive returns its prescribed value without
 recomputing its distribution (or the scores behind it).  This needs the program
@@ -24,6 +28,7 @@ from ..errors import EnumerationTooLarge, SpecError
 from . import contract  # importing it installs the guards, before any spec file is imported
 from .backend import Backend
 from .parameter import ParameterBranch, program_value
+from .run import ACTIVE
 from .tails import engine_keys
 
 Distribution = dict
@@ -43,7 +48,8 @@ TRACE: contextvars.ContextVar[Optional[list]] = contextvars.ContextVar("dpverify
 output, whether it used continuous noise) -- a certificate that two inputs have the same law (see
 :mod:`.symmetry`)."""
 
-_ACTIVE: contextvars.ContextVar[Optional["Runner"]] = contextvars.ContextVar("dpverify_runner", default=None)
+LAWS: dict[type, Callable[[Any, "Session"], list]] = {}
+"""Law description type -> function(description, session) giving its branches; filled by :mod:`.primitives`."""
 
 
 class Session:
@@ -133,8 +139,9 @@ class Runner:
     def draw(self, make: Callable[[], Any]) -> Any:
         """Called by a primitive inside a run: return the value of the current branch.
 
-        ``make()`` builds (and validates) the primitive; it is called only when
-        the branches at this prefix are not known yet, so replays cost little.
+        ``make()`` builds (and validates) the primitive's law description; it is
+        called only when the branches at this prefix are not known yet, so
+        replays cost little.
         """
         depth = self._depth
         self._depth += 1
@@ -145,10 +152,10 @@ class Runner:
         prefix = tuple(self._path[:depth])
         branches = self._branches.get(prefix)
         if branches is None:
-            primitive = make()
-            branches = primitive.branches(self.session)
+            law = make()
+            branches = LAWS[type(law)](law, self.session)
             if not branches:
-                raise SpecError(f"{primitive.name} has no outcome with positive probability",
+                raise SpecError(f"{law.name} has no outcome with positive probability",
                                 "check its arguments: every primitive needs at least one possible value")
             self._branches[prefix] = branches
         if depth < len(self._path):
@@ -166,7 +173,7 @@ class Runner:
     def distribution(self, program: Callable[[], Any]) -> Distribution:
         """Run ``program`` (no arguments) over every branch and sum the leaves."""
         result: Distribution = {}
-        token = _ACTIVE.set(self)
+        token = ACTIVE.set(self)
         leaves = 0
         budget = LEAF_BUDGET.get()
         ticket = contract.WATCHDOG.watch()
@@ -213,7 +220,7 @@ class Runner:
             raise contract.escaped(exc) from None
         finally:
             contract.WATCHDOG.release(ticket)
-            _ACTIVE.reset(token)
+            ACTIVE.reset(token)
         return result
 
     def _execute(self, program: Callable[[], Any]) -> Any:
@@ -279,18 +286,3 @@ def _hashable(output: Any, session: Session) -> None:
     except ParameterBranch as exc:
         session.branch = ParameterBranch("it is part of the output", exc.symbols, "the mechanism's return value")
         raise session.branch from None
-
-
-def active() -> Optional[Runner]:
-    """The runner enumerating the current program, or None outside a run."""
-    return _ACTIVE.get()
-
-
-def draw(name: str, make: Callable[[], Any]) -> Any:
-    """Let the active runner choose a branch of the primitive ``make()`` builds."""
-    runner = _ACTIVE.get()
-    if runner is None:
-        raise SpecError(f"{name}() was called outside a mechanism run",
-                        "call primitives only inside the mechanism function that a spec names; "
-                        "run it with `dpverify check`")
-    return runner.draw(make)

@@ -38,8 +38,8 @@ from typing import Any, Optional
 import sympy
 from mpmath.ctx_iv import MPIntervalContext
 
-from . import enumerate as _enumerate
-from .primitives import Exponential
+from ..dsl.laws import Exponential
+from .run import ACTIVE
 
 
 class Unsupported(Exception):
@@ -316,7 +316,7 @@ def capture(program: Callable[[], Any], backend: Any) -> tuple[Optional[Exponent
     when the run is not of that form.
     """
     runner = _Capture(backend)
-    token = _enumerate._ACTIVE.set(runner)
+    token = ACTIVE.set(runner)
     try:
         output = _run(program, runner)
         if runner.branches is None:
@@ -335,7 +335,7 @@ def capture(program: Callable[[], Any], backend: Any) -> tuple[Optional[Exponent
             outputs.append((output, branches[choice][1]))
         return branches[0][2], outputs
     finally:
-        _enumerate._ACTIVE.reset(token)
+        ACTIVE.reset(token)
 
 
 def _run(program: Callable[[], Any], runner: _Capture) -> Any:

@@ -30,8 +30,9 @@ import sympy
 
 from ..errors import NotRational, SpecError
 from . import piecewise as pw
-from .enumerate import Runner, Session
+from .enumerate import LAWS, Runner, Session
 from .noisy import FULL, Density, Factor, Interval, Noise, Noisy, NoisyLinear, Released, exact
+
 
 @dataclass(frozen=True)
 class _Outcome:
@@ -39,9 +40,13 @@ class _Outcome:
 
     name: str = "comparison"
 
-    def branches(self, session: Session) -> list:
-        one = session.backend.num(1)
-        return [(True, one), (False, one)]
+
+def _outcomes(law: _Outcome, session: Session) -> list:
+    one = session.backend.num(1)
+    return [(True, one), (False, one)]
+
+
+LAWS[_Outcome] = _outcomes
 
 
 def _meet(a: Interval, b: Interval) -> Interval:

@@ -10,16 +10,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from fractions import Fraction
-from typing import TYPE_CHECKING, Any, Optional
+from typing import Any, Optional, Protocol
 
 import sympy
 
+from ..dsl.exact import exact_float
 from ..errors import SpecError
 from . import piecewise as pw
 from .parameter import Parameter
-
-if TYPE_CHECKING:
-    from .noise import NoiseState
 
 Interval = tuple  # (lo, hi), None for an unbounded side; an open interval of the real line
 
@@ -45,7 +43,6 @@ def exact(value: Any, what: str, fn: str) -> Any:
     if isinstance(value, Fraction):
         return value
     if isinstance(value, float):
-        from .backend import exact_float
         return exact_float(value)
     if isinstance(value, sympy.Float):  # an inexact number, from arithmetic with interval parameters
         raise NeedsExactParameters()
@@ -163,12 +160,22 @@ def _pw_key(f: Optional[pw.Piecewise], backend: Any) -> Any:
     return (f.cuts, tuple(tuple(sorted((k, backend.key(v)) for k, v in piece.items())) for piece in f.pieces))
 
 
+class State(Protocol):
+    """What a noisy value asks of its run's noise state (:class:`.noise.NoiseState`, which imports this
+    module): the laws of its variables, and a comparison taken as a branch."""
+
+    variables: list
+
+    def compare(self, a: "Noisy", b: Any, greater: bool) -> bool:
+        """Whether a > b (greater) or a < b, as a branch of the enumeration."""
+
+
 class Noisy:
     """x + offset for the noise variable x of index ``var`` in the current run."""
 
     __slots__ = ("state", "var", "offset")
 
-    def __init__(self, state: "NoiseState", var: int, offset: Any) -> None:
+    def __init__(self, state: State, var: int, offset: Any) -> None:
         self.state, self.var, self.offset = state, var, offset
 
     def __add__(self, other: Any) -> Any:
@@ -230,7 +237,7 @@ class NoisyLinear:
 
     __slots__ = ("state", "coefficients", "offset")
 
-    def __init__(self, state: "NoiseState", coefficients: dict, offset: Any) -> None:
+    def __init__(self, state: State, coefficients: dict, offset: Any) -> None:
         self.state, self.coefficients, self.offset = state, coefficients, offset
 
     @staticmethod

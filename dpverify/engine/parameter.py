@@ -29,7 +29,9 @@ from typing import Any, Callable, Optional
 import sympy
 from sympy.core.sympify import SympifyError, converter
 
+from ..dsl.exact import exact_float
 from ..errors import NotRational
+from .run import active
 
 _OWN = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
 _LIBRARIES = tuple(sorted({os.path.abspath(sysconfig.get_paths()[key]) + os.sep
@@ -71,19 +73,32 @@ def _site() -> str:
 
 def _refuse(value: "Parameter", what: str) -> Any:
     error = ParameterBranch(what, frozenset(value.expr.free_symbols), _site())
-    from .enumerate import active
     runner = active()
     if runner is not None and runner.session.branch is None:
         runner.session.branch = error
     raise error
 
 
+def sympy_rational(value: Any) -> Optional[sympy.Rational]:
+    """An int, Fraction, exact float or sympy Rational as a sympy Rational; None for anything else."""
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int):
+        return sympy.Integer(value)
+    if isinstance(value, Fraction):
+        return sympy.Rational(value.numerator, value.denominator)
+    if isinstance(value, float):
+        return sympy.Rational(*exact_float(value).as_integer_ratio())
+    if isinstance(value, sympy.Rational):
+        return value
+    return None
+
+
 def _operand(value: Any) -> Optional[sympy.Expr]:
     """An operand of parameter arithmetic as a sympy expression, or None (not a number we combine)."""
     if isinstance(value, Parameter):
         return value.expr
-    from .backend import _rational  # (backend imports this module)
-    exact = _rational(value)
+    exact = sympy_rational(value)
     if exact is not None:
         return exact
     return value if isinstance(value, sympy.Expr) else None
@@ -216,7 +231,6 @@ def program_value(value: Any) -> Any:
     if isinstance(value, (bool, int, Fraction)):
         return value
     if isinstance(value, float):
-        from .backend import exact_float
         return exact_float(value)
     if isinstance(value, sympy.Rational):
         return Fraction(int(value.p), int(value.q))

@@ -34,17 +34,12 @@ import sympy
 
 from ..dsl.queries import Abs as AbsQuery, Extreme, Finite, Interval, Linear, Query
 from ..dsl.universe import Neighbours
+from .derivable import N, NotDerivable
 from .eventually import Undecided, piecewise, supremum, value_at
-
-N = sympy.Symbol("n", integer=True, positive=True)
-"""The dataset size in every derived expression."""
+from .sensitivity_interval import interval_terms
 
 Recipe = Callable[[int], tuple[tuple, tuple, Any]]
 """Size k -> (X, X', candidate) attaining one term of the maximum."""
-
-
-class NotDerivable(Exception):
-    """The query is not in a form whose sensitivity this module derives (the reason is the message)."""
 
 
 @dataclass(frozen=True, eq=False)
@@ -204,7 +199,6 @@ def derive(query: Query, relation: Neighbours, domain: Any, candidates: tuple = 
     if not isinstance(relation, Neighbours):
         raise NotDerivable("a custom neighbour relation has no derivation rule")
     if isinstance(domain, Interval):
-        from .sensitivity_interval import interval_terms
         terms, n_min, how = interval_terms(query, domain, candidates, relation)
     elif isinstance(domain, Finite):
         terms, n_min, how = _dispatch(query, domain.records, candidates, relation)

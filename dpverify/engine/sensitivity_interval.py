@@ -27,6 +27,7 @@ from sympy.calculus.util import function_range
 from ..dsl.queries import Extreme, Interval, Linear, Query
 from ..dsl.universe import Neighbours
 from .backend import exact_sign
+from .derivable import N, NotDerivable
 
 X = sympy.Symbol("x", real=True)
 
@@ -76,7 +77,6 @@ class _Watched(sympy.Symbol):
 
 
 def _term(term: Any, h: Any) -> sympy.Expr:
-    from .sensitivity import NotDerivable
     if term.indicator:
         raise NotDerivable("an indicator (count) over an interval domain has no derived range")
     record = _Watched("x", real=True)
@@ -108,7 +108,6 @@ def _term(term: Any, h: Any) -> sympy.Expr:
 def _exact(value: sympy.Float) -> sympy.Rational:
     """A float in a record term, accepted only when it is exactly what it looks like (0.5, not 0.1),
     as the same term evaluated on a concrete record accepts it."""
-    from .sensitivity import NotDerivable
     binary = Fraction(float(value))
     if sympy.Float(float(value)) != value or binary != Fraction(repr(float(value))):
         raise NotDerivable(f"the record term uses the float {value}, which is not exact: use a Fraction")
@@ -117,7 +116,6 @@ def _exact(value: sympy.Float) -> sympy.Rational:
 
 def _extremes(f: sympy.Expr, dom: Interval) -> tuple[sympy.Expr, Optional[Any], sympy.Expr, Optional[Any]]:
     """(min, argmin, max, argmax) of f over [lo, hi]; an arg is None when sympy does not locate it."""
-    from .sensitivity import NotDerivable
     try:
         image = function_range(f, X, sympy.Interval(dom.lo, dom.hi))
     except (NotImplementedError, ValueError, TypeError) as err:
@@ -184,7 +182,6 @@ def _pair(top: Any, bottom: Any, fill: Any, h: Any, same_size: bool) -> Any:
 def interval_terms(query: Query, dom: Interval, candidates: tuple,
                    relation: Neighbours) -> tuple[list, int, str]:
     """The (expression, witness recipe) terms whose maximum is Delta(n), with n_min and a summary."""
-    from .sensitivity import N, NotDerivable
     if relation is Neighbours.LABEL_ONLY:
         raise NotDerivable("label-only neighbours need labelled records, not an interval domain")
     same = relation is not Neighbours.ADD_REMOVE

@@ -24,6 +24,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from ..errors import SpecError
+from .run import active
 
 _ENGINE_KEYS: contextvars.ContextVar[bool] = contextvars.ContextVar("dpverify_engine_keys", default=False)
 
@@ -39,7 +40,6 @@ def engine_keys() -> Iterator[None]:
 
 
 def _in_spec_code() -> bool:
-    from .enumerate import active
     return active() is not None and not _ENGINE_KEYS.get()
 
 

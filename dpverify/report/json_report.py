@@ -25,10 +25,10 @@ import json
 from fractions import Fraction
 from typing import Any
 
-from .. import __version__
 from ..results import ClaimResult, PointResult, Status
 from ..results import Report
 from ..evidence import privacy_view
+from ..version import __version__
 
 
 def jsonable(value: Any) -> Any:

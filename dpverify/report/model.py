@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Optional
 
-from .. import __version__
+from ..version import __version__
 from ..results import ClaimResult, Status, worst
 from ..dsl.claims import Claim
 from ..dsl.spec import Spec
