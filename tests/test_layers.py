@@ -4,8 +4,10 @@ no import cycle between dpverify's modules, and no module importing the root fac
 The layers, top to bottom: the front ends (``python -m dpverify``; the CLI and the pytest plugin),
 reports and the runner, spec loading and selection, the checks, results, evidence, the engine, the
 DSL, and the base (options, errors, version, logs).  ``dsl`` imports nothing from ``engine``: the
-primitives reach it through one port (``dpverify.dsl.port``).  Imports inside functions and under
-``TYPE_CHECKING`` count like any other: each is an edge of the graph.
+primitives reach it through one port (``dpverify.dsl.port``).  Two more contracts: the engine imports
+no claim declaration, and inside ``checks/`` the claim families sit over the shared witness builders
+and workspace.  Imports inside functions and under ``TYPE_CHECKING`` count like any other: each is an
+edge of the graph.
 
 Each check is shown able to fail on a broken copy of the package or on a small graph.
 """
@@ -74,8 +76,9 @@ def test_the_layers_contract_is_kept() -> None:
 
 def test_no_import_cycle_between_modules(graph: grimp.ImportGraph) -> None:
     found = cycles(graph, PACKAGE)
-    assert not found, "import cycles between dpverify modules (move the shared piece into its own module):\n" + \
-        "\n\n".join(describe(graph, cycle) for cycle in found)
+    assert not found, ("import cycles between dpverify modules (move the shared piece into its own module; "
+                       "imports inside functions and under TYPE_CHECKING count):\n"
+                       + "\n\n".join(describe(graph, cycle) for cycle in found))
 
 
 def test_nothing_inside_imports_the_root_facade(graph: grimp.ImportGraph) -> None:
@@ -97,14 +100,25 @@ def test_the_engine_is_installed_behind_the_dsl_port() -> None:
 
 # ----- the checks can fail -------------------------------------------------------------------
 
-def test_a_dsl_module_importing_the_engine_breaks_the_contract(tmp_path: Path) -> None:
+BREAKS = [  # (module file, an import added inside a function, the broken import lint-imports must name)
+    ("dsl/laws.py", "from ..engine import enumerate", "dpverify.dsl.laws -> dpverify.engine.enumerate"),
+    ("engine/run.py", "from ..checks import workspace", "dpverify.engine.run -> dpverify.checks.workspace"),
+    ("engine/run.py", "from ..dsl import claims", "dpverify.engine.run -> dpverify.dsl.claims"),
+    ("runner.py", "from .report import blocks", "dpverify.runner -> dpverify.report.blocks"),
+    ("checks/privacy/discrete.py", "from ..theorems import prediction",
+     "dpverify.checks.privacy.discrete -> dpverify.checks.theorems.prediction"),
+]
+
+
+@pytest.mark.parametrize("module, line, named", BREAKS, ids=[b[2] for b in BREAKS])
+def test_an_import_against_the_contracts_breaks_them(tmp_path: Path, module: str, line: str, named: str) -> None:
     shutil.copytree(ROOT / PACKAGE, tmp_path / PACKAGE, ignore=shutil.ignore_patterns("__pycache__"))
     shutil.copy(ROOT / "pyproject.toml", tmp_path / "pyproject.toml")
-    laws = tmp_path / PACKAGE / "dsl" / "laws.py"
-    laws.write_text(laws.read_text() + "\n\ndef _reach() -> None:\n    from ..engine import enumerate  # noqa\n")
+    path = tmp_path / PACKAGE / module
+    path.write_text(path.read_text() + f"\n\ndef _reach() -> None:\n    {line}  # noqa\n")
     result = lint_imports(tmp_path)
     assert result.returncode == 1, result.stdout + result.stderr
-    assert "dpverify.dsl.laws -> dpverify.engine.enumerate" in result.stdout
+    assert named in result.stdout
     assert "1 broken" in result.stdout
 
 
