@@ -132,6 +132,35 @@ def test_understated_mean_over_an_interval_is_refuted_both_ways() -> None:
     assert_refuted_with_pair(run(spec, "add_remove"), dp.ADD_REMOVE)
 
 
+def test_every_refutation_is_built_in_one_place_with_its_evidence() -> None:
+    """The three ways a sensitivity claim is refuted -- the derivation's pair, a measured pair, an
+    ``equals=`` claim above the true value -- all end in checks/sensitivity/refute.py: the evidence
+    gives n and the claim at n, with the exact value (derived, loose) or the pair's change (measured)."""
+    package = Path(dp.__file__).parent / "checks" / "sensitivity"
+    for path in package.glob("*.py"):
+        text = path.read_text()
+        if path.name != "refute.py":
+            assert "Status.REFUTED" not in text and "Witness(" not in text, path.name
+    spec, g = learner_module()
+    derived = run(with_claims(spec, dp.sensitivity(g["empirical_error"], 1 / (2 * n), n=n,
+                                                   candidates=g["THRESHOLDS"])), "sensitivity")
+    assert_refuted_with_pair(derived)
+    assert (derived.evidence.n, derived.evidence.exact, derived.evidence.claimed_at_n,
+            derived.evidence.change) == (1, "1", "1/2", None)
+    distinct = dp.query(lambda data: len(set(data)))
+    measured = run(dp.spec(lambda data, eps: 0, universe=dp.universe([0, 1, 2], n=3, neighbours=dp.REPLACE_ONE),
+                           grid={eps: [1]}, claims=[dp.sensitivity(distinct, Fraction(1, 2))]), "sensitivity")
+    assert_refuted_with_pair(measured)
+    assert (measured.evidence.n, measured.evidence.exact, measured.evidence.claimed_at_n,
+            measured.evidence.change) == (3, None, "1/2", "1")
+    count = dp.count(lambda r: r == 1, domain=[0, 1, 2])
+    loose = run(dp.spec(name="count", claims=[dp.sensitivity(count, 2, neighbours=dp.REPLACE_ONE)]), "sensitivity")
+    assert loose.status.value == "refuted" and loose.message.startswith("the sensitivity at n = 1 is 1, not the "
+                                                                        "claimed 2: X="), loose.message
+    assert (loose.evidence.n, loose.evidence.exact, loose.evidence.claimed_at_n, loose.evidence.change) == \
+        (1, "1", "2", None)
+
+
 def test_loose_claim_is_proved_and_flagged() -> None:
     spec, g = learner_module()
     mutant = with_claims(spec, dp.sensitivity(g["empirical_error"], at_most=2 / n, candidates=g["THRESHOLDS"]))

@@ -38,9 +38,9 @@ from ...engine.sensitivity import N, Derivation, NotDerivable, derive
 from ...engine.smt import SafetyLimit
 from ...errors import SpecError
 from ...evidence import SensitivityEvidence
-from ...results import PointResult, Status, Witness
-from .measure import (are_neighbours, confirm, enumerated, measured, mechanism_note, refute_loose,
-                                  values)
+from ...results import PointResult, Status
+from .measure import enumerated, measured, mechanism_note, refute_loose
+from .refute import are_neighbours, exceeding
 from ..workspace import Workspace
 
 
@@ -215,19 +215,9 @@ def _refute(ctx: Context, d: Derivation, k: int, result: PointResult, head: str)
         result.message = (f"{head}; the claim {ctx.claimed} is below it at n = {k} ({claimed} < {exact}), "
                           "but no witness pair could be built for that size")
         return result
-    x, x_prime, candidate, _ = pair
-    checked = confirm(ctx, x, x_prime, candidate, claimed)
-    if isinstance(checked, str):
-        result.message = f"{head}; a witness at n = {k} was not confirmed: {checked}"
-        return result
-    value, value_prime, change = checked
-    result.status = Status.REFUTED
-    result.witness = Witness(x, x_prime, candidate, str(value), str(value_prime))
-    result.evidence.n, result.evidence.exact, result.evidence.claimed_at_n = k, str(exact), str(claimed)
-    result.message = (f"X={x!r} and X'={x_prime!r} are neighbours ({_relation_name(ctx.relation)}, n = {k}); "
-                      f"{values(candidate, value, value_prime)}: |difference| = {change} > claimed "
-                      f"{claimed}; confirmed by recomputing the query on both; {head}")
-    return result
+    return exceeding(ctx, result, k, pair[:3], claimed, where=f"{_relation_name(ctx.relation)}, n = {k}",
+                     unconfirmed=f"{head}; a witness at n = {k} was not confirmed",
+                     tail=f"confirmed by recomputing the query on both; {head}", exact=exact)
 
 
 __all__ = ["Context", "SensitivityCheck", "context"]

@@ -1,15 +1,14 @@
-"""Sensitivity by measurement, for the sensitivity check: enumeration, z3, witnesses, notes.
+"""Sensitivity by measurement, for the sensitivity check: enumeration, z3, notes.
 
 Used where no derivation applies (a ``dp.query(fn)``, a sum of a max and a
 mean...) and, for derived queries, to cross-check the derivation against the
-universe and to confirm a refuting pair independently of how it was found:
-the two datasets are re-checked to be neighbours and the query is evaluated
-afresh on both, in exact arithmetic.
+universe and to confirm that no pair reaches an ``equals=`` claim above the true
+value.  A refuting pair is confirmed independently of how it was found, by
+:mod:`.refute`.
 """
 from __future__ import annotations
 
-from collections import Counter
-from typing import TYPE_CHECKING, Any, Optional, Union
+from typing import TYPE_CHECKING, Any, Optional
 
 import sympy
 
@@ -25,8 +24,9 @@ from ...engine.sensitivity_search import (Found, NotEncodable, TooLarge, enumera
                                          z3_search)
 from ...engine.smt import SafetyLimit
 from ...errors import DpverifyError, SpecError
-from ...results import PointResult, Status, Witness
+from ...results import PointResult, Status
 from ...engine.work import params
+from .refute import are_neighbours, exceeding, refuted, values
 
 if TYPE_CHECKING:
     from .check import Context
@@ -74,41 +74,6 @@ def _enumerate(ctx: "Context", universe: Universe) -> dict[int, Found]:
         sizes = ", ".join(map(str, universe.sizes))
         raise SpecError(f"sensitivity: the query raised {type(exc).__name__}: {exc} on a dataset of size {sizes}",
                         "make the query defined on every dataset of the sizes checked, or raise n_min") from None
-
-
-def are_neighbours(relation: Any, x: tuple, x_prime: tuple) -> bool:
-    """The relation, re-checked from its definition on two concrete datasets."""
-    if not isinstance(relation, Neighbours):
-        return bool(relation(x, x_prime) or relation(x_prime, x))
-    gone, new = Counter(x) - Counter(x_prime), Counter(x_prime) - Counter(x)
-    if relation is Neighbours.ADD_REMOVE:
-        return len(x) == len(x_prime) + 1 and sum(gone.values()) == 1 and not new
-    if len(x) != len(x_prime) or sum(gone.values()) != 1 or sum(new.values()) != 1:
-        return False
-    if relation is Neighbours.LABEL_ONLY:
-        (a,), (b,) = gone, new
-        return a[0] == b[0] and a[1] != b[1]
-    return True
-
-
-def confirm(ctx: "Context", x: tuple, x_prime: tuple, candidate: Any,
-            claimed: sympy.Expr) -> Union[str, tuple[Any, Any, Any]]:
-    """(q(X), q(X'), |change|) recomputed afresh when the pair refutes the claim; else why not."""
-    if not are_neighbours(ctx.relation, x, x_prime):
-        return f"{x!r} and {x_prime!r} are not neighbours"
-    args = () if candidate is None else (candidate,)
-    value, value_prime = ctx.query(x, *args), ctx.query(x_prime, *args)
-    change = abs(value - value_prime)
-    if exact_sign(sympy.sympify(change) - claimed) != 1:
-        return f"the recomputed change {change} does not exceed the claim {claimed}"
-    return value, value_prime, change
-
-
-def values(candidate: Any, value: Any, value_prime: Any) -> str:
-    """'q(X) = a, q(X') = b', or with the candidate for a score."""
-    if candidate is None:
-        return f"q(X) = {value}, q(X') = {value_prime}"
-    return f"u(X, {candidate!r}) = {value}, u(X', {candidate!r}) = {value_prime}"
 
 
 def mechanism_note(spec: Spec, query: Query) -> str:
@@ -253,13 +218,10 @@ def refute_loose(ctx: "Context", k: int, exact: Any, pair: Optional[tuple], resu
     if not confirmed:
         result.message = f"{head}; {loose}, but {how}, so it is not refuted; {EXACT_WORDS}"
         return result
-    result.status = Status.REFUTED
-    result.witness = Witness(x, x_prime, candidate, str(value), str(value_prime))
-    result.evidence.n, result.evidence.exact, result.evidence.claimed_at_n = k, str(exact), str(claimed)
-    result.message = (f"the sensitivity at n = {k} is {exact}, not the claimed {claimed}: X={x!r} and X'={x_prime!r} "
-                      f"are neighbours, {values(candidate, value, value_prime)}: |difference| = {change} (recomputed), "
-                      f"and {how}; {EXACT_WORDS}; {head}")
-    return result
+    return refuted(result, k, pair, (value, value_prime), claimed, exact=exact, message=(
+        f"the sensitivity at n = {k} is {exact}, not the claimed {claimed}: X={x!r} and X'={x_prime!r} "
+        f"are neighbours, {values(candidate, value, value_prime)}: |difference| = {change} (recomputed), "
+        f"and {how}; {EXACT_WORDS}; {head}"))
 
 
 def _nothing_reaches(ctx: "Context", k: int, claimed: Any, derived: bool) -> tuple[bool, str]:
@@ -295,19 +257,9 @@ def _nothing_reaches(ctx: "Context", k: int, claimed: Any, derived: bool) -> tup
 
 def _refuted(ctx: "Context", x: tuple, x_prime: tuple, candidate: Any, claimed: Any, k: int,
              result: PointResult, how: str) -> PointResult:
-    checked = confirm(ctx, x, x_prime, candidate, claimed)
-    if isinstance(checked, str):
-        result.message = f"{how} found a pair at n = {k} that was not confirmed: {checked}"
-        return result
-    value, value_prime, change = checked
-    result.status = Status.REFUTED
-    result.witness = Witness(x, x_prime, candidate, str(value), str(value_prime))
-    result.evidence.n, result.evidence.claimed_at_n, result.evidence.change = k, str(claimed), str(change)
-    result.message = (f"X={x!r} and X'={x_prime!r} are neighbours (n = {k}); {values(candidate, value, value_prime)}"
-                      f": |difference| = {change} > claimed {claimed}; found by {how}, "
-                      "confirmed by recomputing the query on both")
-    return result
+    return exceeding(ctx, result, k, (x, x_prime, candidate), claimed, where=f"n = {k}",
+                     unconfirmed=f"{how} found a pair at n = {k} that was not confirmed",
+                     tail=f"found by {how}, confirmed by recomputing the query on both", show_change=True)
 
 
-__all__ = ["Z3_MAX_N", "are_neighbours", "confirm", "enumerated", "measured", "mechanism_note", "refute_loose",
-           "same_sensitivity", "values"]
+__all__ = ["Z3_MAX_N", "enumerated", "measured", "mechanism_note", "refute_loose", "same_sensitivity"]
