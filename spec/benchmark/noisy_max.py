@@ -53,44 +53,34 @@ CORRECT = dp.answers([0, 1, 2], M, neighbours=dp.linf_one)
 BROKEN = dp.answers([0, 1], M, neighbours=dp.linf_one)
 
 
-def rnm_laplace(q, eps):
-    """Index of the largest q_i + Lap(2/eps) (first index on ties)."""
-    best, best_value = 0, dp.laplace(q[0], 2 / eps)
+def noisy_max(q, draw):
+    """(i, v): the first index i of the largest noisy answer v = draw(q_i), drawn in order."""
+    best, best_value = 0, draw(q[0])
     for i in range(1, len(q)):
-        x = dp.laplace(q[i], 2 / eps)
+        x = draw(q[i])
         if x > best_value:
             best, best_value = i, x
-    return best
+    return best, best_value
+
+
+def rnm_laplace(q, eps):
+    """Index of the largest q_i + Lap(2/eps) (first index on ties)."""
+    return noisy_max(q, lambda answer: dp.laplace(answer, 2 / eps))[0]
 
 
 def rnm_exponential(q, eps):
     """Index of the largest q_i + Exp(2/eps), one-sided exponential noise of mean 2/eps."""
-    best, best_value = 0, dp.exponential_noise(q[0], 2 / eps)
-    for i in range(1, len(q)):
-        x = dp.exponential_noise(q[i], 2 / eps)
-        if x > best_value:
-            best, best_value = i, x
-    return best
+    return noisy_max(q, lambda answer: dp.exponential_noise(answer, 2 / eps))[0]
 
 
 def rnm_laplace_value(q, eps):
     """The largest q_i + Lap(2/eps) itself, the index withheld (the broken variant)."""
-    best_value = dp.laplace(q[0], 2 / eps)
-    for i in range(1, len(q)):
-        x = dp.laplace(q[i], 2 / eps)
-        if x > best_value:
-            best_value = x
-    return (best_value,)
+    return (noisy_max(q, lambda answer: dp.laplace(answer, 2 / eps))[1],)
 
 
 def rnm_exponential_value(q, eps):
     """The largest q_i + Exp(2/eps) itself (the broken variant)."""
-    best_value = dp.exponential_noise(q[0], 2 / eps)
-    for i in range(1, len(q)):
-        x = dp.exponential_noise(q[i], 2 / eps)
-        if x > best_value:
-            best_value = x
-    return (best_value,)
+    return (noisy_max(q, lambda answer: dp.exponential_noise(answer, 2 / eps))[1],)
 
 
 noisy_max_laplace = dp.spec(

@@ -53,6 +53,7 @@ bounds are not attained at c = 1 and small m.
 from fractions import Fraction
 
 import dpverify as dp
+from _svt import above_threshold
 
 eps = dp.symbol("eps", positive=True)
 GRID = {eps: [Fraction(1, 2), 1]}
@@ -63,80 +64,34 @@ UNIVERSE = dp.answers([0, 1], M, neighbours=dp.linf_one)
 def svt(q, eps):
     """Lyu Alg. 1: noisy threshold T + Lap(2/eps), answers + Lap(4c/eps), stop after c Trues (c = 1, T = 1/2)."""
     c, t = 1, Fraction(1, 2)
-    threshold = dp.laplace(t, 2 / eps)
-    out, count = [], 0
-    for answer in q:
-        if dp.laplace(answer, 4 * c / eps) >= threshold:
-            out.append(True)
-            count += 1
-            if count >= c:
-                break
-        else:
-            out.append(False)
-    return tuple(out)
+    return above_threshold(q, dp.laplace(t, 2 / eps), 4 * c / eps, c)
 
 
 def svt_dwork_roth(q, eps):
     """Lyu Alg. 2: threshold T + Lap(2c/eps) redrawn after every True, answers + Lap(4c/eps) (c = 2, T = 1)."""
     c, t = 2, 1
-    threshold = dp.laplace(t, 2 * c / eps)
-    out, count = [], 0
-    for answer in q:
-        if dp.laplace(answer, 4 * c / eps) >= threshold:
-            out.append(True)
-            count += 1
-            if count >= c:
-                break
-            threshold = dp.laplace(t, 2 * c / eps)
-        else:
-            out.append(False)
-    return tuple(out)
+    return above_threshold(q, dp.laplace(t, 2 * c / eps), 4 * c / eps, c,
+                           redraw=lambda: dp.laplace(t, 2 * c / eps))
 
 
 def num_svt(q, eps):
     """NumSVT: threshold T + Lap(3/eps), answers + Lap(6c/eps); above releases q_i + fresh Lap(3c/eps) (c = 1, T = 1)."""
     c, t = 1, 1
-    threshold = dp.laplace(t, 3 / eps)
-    out, count = [], 0
-    for answer in q:
-        if dp.laplace(answer, 6 * c / eps) >= threshold:
-            out.append(dp.laplace(answer, 3 * c / eps))
-            count += 1
-            if count >= c:
-                break
-        else:
-            out.append(False)
-    return tuple(out)
+    return above_threshold(q, dp.laplace(t, 3 / eps), 6 * c / eps, c,
+                           release=lambda answer, noisy, threshold: dp.laplace(answer, 3 * c / eps))
 
 
 def svt_monotone(q, eps):
     """Alg. 1 for monotone queries: threshold T + Lap(2/eps), answers + Lap(2c/eps) (c = 1, T = 1)."""
     c, t = 1, 1
-    threshold = dp.laplace(t, 2 / eps)
-    out, count = [], 0
-    for answer in q:
-        if dp.laplace(answer, 2 * c / eps) >= threshold:
-            out.append(True)
-            count += 1
-            if count >= c:
-                break
-        else:
-            out.append(False)
-    return tuple(out)
+    return above_threshold(q, dp.laplace(t, 2 / eps), 2 * c / eps, c)
 
 
 def gap_svt(q, eps):
     """Ding et al.'s sparse vector with gap, c = 1: the first above-threshold answer's noisy gap."""
     c = 1
-    threshold = dp.laplace(1, 2 / eps)
-    out = []
-    for answer in q:
-        noisy = dp.laplace(answer, 4 * c / eps)
-        if noisy >= threshold:
-            out.append(noisy - threshold)
-            break
-        out.append(False)
-    return tuple(out)
+    return above_threshold(q, dp.laplace(1, 2 / eps), 4 * c / eps, c,
+                           release=lambda answer, noisy, threshold: noisy - threshold)
 
 
 def monotone_one(x, x_prime):

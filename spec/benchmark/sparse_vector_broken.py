@@ -55,6 +55,7 @@ bound 3*eps/2 is not claimed.
 from fractions import Fraction
 
 import dpverify as dp
+from _svt import above_threshold
 
 eps = dp.symbol("eps", positive=True)
 GRID = {eps: [Fraction(1, 2), 1]}
@@ -78,34 +79,18 @@ def isvt2(q, eps):
 def isvt3(q, eps):
     """Lyu Alg. 4: threshold T + Lap(4/eps), answers + Lap(4/(3 eps)), stop after c Trues (c = 1)."""
     c = 1
-    threshold = dp.laplace(T, 4 / eps)
-    out, count = [], 0
-    for answer in q:
-        if dp.laplace(answer, 4 / (3 * eps)) >= threshold:
-            out.append(True)
-            count += 1
-            if count >= c:
-                break
-        else:
-            out.append(False)
-    return tuple(out)
+    return above_threshold(q, dp.laplace(T, 4 / eps), 4 / (3 * eps), c)
 
 
 def isvt4(q, eps):
     """Lyu Alg. 3: threshold T + Lap(2/eps), answers + Lap(2c/eps); above releases the noisy answer (c = 1)."""
     c = 1
-    threshold = dp.laplace(T, 2 / eps)
-    out, count = [], 0
-    for answer in q:
-        noisy = dp.laplace(answer, 2 * c / eps)
-        if noisy >= threshold:
-            out.append(noisy)
-            count += 1
-            if count >= c:
-                break
-        else:
-            out.append(False)
-    return tuple(out)
+    return above_threshold(q, dp.laplace(T, 2 / eps), 2 * c / eps, c, release=noisy_answer)
+
+
+def noisy_answer(answer, noisy, threshold):
+    """What Lyu Alg. 3 and BadGapSVT release on above: the noisy answer itself."""
+    return noisy
 
 
 svt_alg5 = dp.spec(
@@ -147,15 +132,7 @@ svt_alg3 = dp.spec(
 def bad_gap_svt(q, eps):
     """CheckDP's BadGapSVT, c = 1: on above it releases the noisy answer, not the gap."""
     c = 1
-    threshold = dp.laplace(T, 2 / eps)
-    out = []
-    for answer in q:
-        noisy = dp.laplace(answer, 4 * c / eps)
-        if noisy >= threshold:
-            out.append(noisy)
-            break
-        out.append(False)
-    return tuple(out)
+    return above_threshold(q, dp.laplace(T, 2 / eps), 4 * c / eps, c, release=noisy_answer)
 
 
 bad_gap_sparse_vector = dp.spec(
