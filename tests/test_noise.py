@@ -23,7 +23,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import dpverify as dp
-from dpverify.checks.privacy.gaussian import gaussian_delta, phi
+from dpverify.engine.gaussian_delta import gaussian_delta, phi
 from dpverify.engine.backend import IntervalBackend, SympyBackend
 from dpverify.engine import piecewise
 from dpverify.engine.noisy import Density
@@ -289,8 +289,9 @@ def test_noisy_max_refuted_below_its_achieved_epsilon_with_a_checkable_witness()
 # -- privacy of released values ----------------------------------------------------------------------
 
 def released_points(output: str) -> list[Fraction]:
-    """The values v0, v1... at which a density witness is given ("(v0, v1) at v0=-1, v1=2")."""
-    return [Fraction(v) for v in re.findall(r"v\d+=(-?[\d/]+)", output)]
+    """The values v0, v1... at which a density witness is given ("density of the released values (v0, v1)
+    at v0 = -1, v1 = 2")."""
+    return [Fraction(v) for v in re.findall(r"v\d+ = (-?[\d/]+)", output)]
 
 
 def test_noisy_max_releasing_the_laplace_value_is_refuted_at_three_halves_eps() -> None:
@@ -598,7 +599,7 @@ def test_a_released_linear_map_reports_the_density_of_the_released_values() -> N
     result = check(sum_and_difference, dp.answers([0, 1], 2), dp.private(eps * Fraction(9, 10)))
     assert result.status.value == "refuted", result.message
     w = result.witness
-    values = [Fraction(v) for v in re.findall(r"v\d=(-?[\d/]+)", w.output)]
+    values = released_points(w.output)
     s, d = values
     b = 1 / frac(HALF)
     with mpmath.workdps(50):
@@ -723,7 +724,7 @@ def test_the_laplace_mechanism_has_the_textbook_delta_below_its_eps(shrink) -> N
     assert abs(decimal_of(holds.evidence.achieved_delta) - true) < mpmath.mpf(10) ** -35
     broken = check(laplace_mechanism, universe, dp.private(shrink * eps, below))
     assert broken.status.value == "refuted", broken.message
-    assert "P(S|X) - e^eps P(S|X')" in broken.message
+    assert f"P(S|X) - e^({shrink * eps}) P(S|X')" in broken.message and "e^eps" not in broken.message
 
 
 def test_an_approximate_claim_is_never_refuted_by_a_pure_violation() -> None:
@@ -747,3 +748,100 @@ def test_threshold_tests_of_single_noisy_values_are_proved_for_every_eps() -> No
     assert proved.status.value == "proved", proved.message
     [broken] = dp.check(dp.spec(above_halved, universe=universe, grid={eps: [HALF]}, claims=[dp.private(eps)]))
     assert broken.status.value == "refuted", broken.message
+
+
+# -- how a refutation names the claim, and the plot around a density witness ------------------------
+
+def bound_after(text: str, message: str) -> mpmath.mpf:
+    """The number the message prints right after ``text`` (as in "> e^(eps/4) = 1.13...;")."""
+    found = re.search(re.escape(text) + r"(\d[\d.e+-]*)", message)
+    assert found, (text, message)
+    return decimal_of(found.group(1))
+
+
+def test_a_refuted_density_claim_names_the_claimed_bound_and_the_released_value() -> None:
+    """Lap(2) on {0, 1} claimed at eps/4, eps = 1/2: the ratio is compared with e^(eps/4) = e^(1/8), and
+    the witness is the density of the released value at one point v."""
+    result = check(laplace_mechanism, dp.answers([0, 1], 1), dp.private(eps / 4))
+    assert result.status.value == "refuted", result.message
+    assert "e^eps" not in result.message
+    with mpmath.workdps(50):
+        assert abs(bound_after("> e^(eps/4) = ", result.message) - mpmath.exp(mpmath.mpf(1) / 8)) < \
+            mpmath.mpf(10) ** -35
+    w = result.witness
+    assert w.quantity == "density"
+    assert re.fullmatch(r"density of the released value v0 at v0 = -?[\d/]+", w.output), w.output
+    assert f"the {w.output} is {w.p} under X and {w.p_prime} under X'" in result.message
+
+
+def test_a_density_witness_carries_both_densities_and_their_log_ratio_around_it() -> None:
+    """The plot data of a Laplace witness: both textbook densities on a grid that holds the witness
+    value and both centres; the log ratio is clipped at |q - q'|/b = 1/2 and reaches it."""
+    result = check(laplace_mechanism, dp.answers([0, 1], 1), dp.private(eps / 4))
+    w, curves = result.witness, result.evidence.density_curves
+    [v] = released_points(w.output)
+    assert curves.slot == "v0" and curves.at == float(v) and len(curves.v) >= 81
+    assert curves.v == sorted(curves.v) and curves.v[0] < min(w.x[0], w.x_prime[0], v)
+    assert curves.v[-1] > max(w.x[0], w.x_prime[0], v)
+    at = curves.v.index(curves.at)
+    assert curves.density[at] == pytest.approx(float(w.p), rel=1e-12)
+    assert curves.density_prime[at] == pytest.approx(float(w.p_prime), rel=1e-12)
+    with mpmath.workdps(30):
+        f, g = pdf("laplace", w.x[0], 2), pdf("laplace", w.x_prime[0], 2)
+        for t, p, q, r in zip(curves.v, curves.density, curves.density_prime, curves.log_ratio):
+            assert p == pytest.approx(float(f(t)), rel=1e-9) and q == pytest.approx(float(g(t)), rel=1e-9)
+            assert r == pytest.approx(float(mpmath.log(f(t) / g(t))), abs=1e-9)
+    assert max(curves.log_ratio) == pytest.approx(0.5) and min(curves.log_ratio) == pytest.approx(-0.5)
+
+
+def test_the_curves_of_several_released_values_move_the_one_that_differs() -> None:
+    """Two Gaussian values, neighbours differing in the second: the plot moves v1 (the value whose
+    centres differ), holding v0 at its witness value; densities are the product of the normals."""
+    result = check(lambda q, eps: (dp.gaussian(q[0], 2), dp.gaussian(q[1], 2)), dp.answers([0, 1], 2),
+                   dp.private(eps))
+    assert result.status.value == "refuted", result.message
+    w, curves = result.witness, result.evidence.density_curves
+    moved = next(k for k in range(2) if w.x[k] != w.x_prime[k])
+    values = released_points(w.output)
+    assert curves.slot == f"v{moved}" and curves.at == float(values[moved])
+    with mpmath.workdps(30):
+        def density(centres, t):
+            point = [frac(x) for x in values]
+            point[moved] = mpmath.mpf(t)
+            return mpmath.fprod(mpmath.npdf(x, c, 2) for x, c in zip(point, centres))
+        for t, p, q in list(zip(curves.v, curves.density, curves.density_prime))[::10]:
+            assert p == pytest.approx(float(density(w.x, t)), rel=1e-9)
+            assert q == pytest.approx(float(density(w.x_prime, t)), rel=1e-9)
+
+
+def test_the_curves_of_a_released_linear_map_move_one_released_value() -> None:
+    """(x + y, x - y): moving the released sum s with the difference d fixed moves both noise values,
+    and the density is the Laplace product at A^-1 (s, d), halved."""
+    result = check(sum_and_difference, dp.answers([0, 1], 2), dp.private(eps * Fraction(9, 10)))
+    assert result.status.value == "refuted", result.message
+    w, curves = result.witness, result.evidence.density_curves
+    values = released_points(w.output)
+    k = int(curves.slot[1:])
+    assert curves.at == float(values[k])
+    b = 1 / frac(HALF)
+    with mpmath.workdps(30):
+        def density(q, t):
+            s, d = [frac(x) for x in values]
+            s, d = (mpmath.mpf(t), d) if k == 0 else (s, mpmath.mpf(t))
+            x, y = (s + d) / 2, (s - d) / 2
+            return mpmath.exp(-abs(x - q[0]) / b) * mpmath.exp(-abs(y - q[1]) / b) / (4 * b * b) / 2
+        for t, p, q in zip(curves.v, curves.density, curves.density_prime):
+            assert p == pytest.approx(float(density(w.x, t)), rel=1e-9)
+            assert q == pytest.approx(float(density(w.x_prime, t)), rel=1e-9)
+
+
+def test_a_refuted_gaussian_delta_claim_names_the_claimed_level() -> None:
+    """N(q, 1) on {0, 1} claimed (eps/4, 10^-5)-DP at eps = 1: delta(1/4) is about 0.31."""
+    [result] = dp.check(dp.spec(gaussian_mechanism, universe=dp.answers([0, 1], 1),
+                                grid=[{eps: 1, sigma: 1, delta: Fraction(1, 10 ** 5)}],
+                                claims=[dp.private(eps / 4, delta)]), proofs=False)
+    assert result.status.value == "refuted", result.message
+    assert "the privacy loss exceeds eps/4" in result.message and "e^eps" not in result.message
+    with mpmath.workdps(50):
+        assert abs(bound_after("P(S|X) - e^(eps/4) P(S|X') = ", result.message)
+                   - ncdf_delta(1, Fraction(1, 4))) < mpmath.mpf(10) ** -35

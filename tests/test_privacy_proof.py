@@ -1,12 +1,16 @@
 """Privacy proved for every eps with z3, and counterexamples off the grid confirmed numerically."""
 from fractions import Fraction
 
+import re
+
+import mpmath
 import sympy
 
 import dpverify as dp
+from dpverify.checks.privacy.level import e_to
 from dpverify.engine.symbolic import basis, rational_function
 
-from .helpers import eps
+from .helpers import eps, rr_spec
 
 BIT = dp.universe([0, 1], n=1, neighbours=dp.REPLACE_ONE)
 
@@ -37,6 +41,7 @@ def test_a_claim_true_on_the_grid_but_false_for_small_eps_is_refuted() -> None:
     found = float(message.split("eps = ")[1].split(" ")[0])
     assert 0 < found < 0.1856
     assert results[0].witness is not None
+    assert "> e^(2*eps) P(o|X') = " in message and "e^eps" not in message  # the claimed bound, by name
 
 
 def test_grid_failures_still_refute_before_any_proof() -> None:
@@ -90,3 +95,40 @@ def test_control_flow_on_a_symbolic_parameter_gives_no_proof_but_a_grid_verdict(
     spec = dp.spec(branchy, universe=BIT, grid={eps: [1]}, claims=[dp.private(eps)])
     [result] = dp.check(spec)
     assert result.status.value == "verified" and "symbolic" in result.message
+
+
+def printed_after(text: str, message: str) -> mpmath.mpf:
+    """The number the message prints right after ``text``."""
+    found = re.search(re.escape(text) + r"(\d[\d.e+-]*)", message)
+    assert found, (text, message)
+    with mpmath.workdps(50):
+        return mpmath.mpf(found.group(1))
+
+
+def test_a_refuted_claim_names_the_bound_it_claimed() -> None:
+    """Randomized response claimed at eps/4 (eps = 1): the ratio e is compared with e^(eps/4) = e^(1/4),
+    named as the claim writes it, never as a generic e^eps."""
+    [result] = dp.check(rr_spec(Fraction(1, 4)), proofs=False)
+    assert result.status.value == "refuted", result.message
+    assert "e^eps" not in result.message
+    with mpmath.workdps(50):
+        assert abs(printed_after("> e^(eps/4) = ", result.message) - mpmath.exp(mpmath.mpf(1) / 4)) < \
+            mpmath.mpf(10) ** -35
+        assert abs(printed_after("ratio ", result.message) - mpmath.e) < mpmath.mpf(10) ** -35
+
+
+def test_a_refuted_delta_claim_names_the_bound_it_claimed() -> None:
+    """(eps/4, 1/100) for randomized response at eps = 1: delta(1/4) = (e - e^(1/4)) / (1 + e) ~ 0.386."""
+    def rr(data, eps):
+        return dp.randomized_response(data[0], eps)
+    [result] = dp.check(dp.spec(rr, universe=BIT, grid={eps: [1]}, claims=[dp.private(eps / 4, Fraction(1, 100))]))
+    assert result.status.value == "refuted", result.message
+    assert "e^eps" not in result.message
+    with mpmath.workdps(50):
+        true = (mpmath.e - mpmath.exp(mpmath.mpf(1) / 4)) / (1 + mpmath.e)
+        assert abs(printed_after("P(S|X) - e^(eps/4) P(S|X') = ", result.message) - true) < mpmath.mpf(10) ** -35
+
+
+def test_the_bound_is_written_with_the_claims_own_expression() -> None:
+    assert [e_to(e) for e in (eps, 2 * eps, eps / 4, sympy.Integer(1), sympy.Rational(1, 2))] == \
+        ["e^eps", "e^(2*eps)", "e^(eps/4)", "e^1", "e^(1/2)"]

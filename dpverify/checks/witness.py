@@ -84,13 +84,47 @@ def figure(value: Any) -> tuple[str, bool]:
     return (shown, True) if shown is not None else (decimal(value.b), False)
 
 
-def refuted_delta(result: PointResult, pair: tuple, event: Any, phrase: str, shown: list, delta: str,
+def refuted_ratio(result: PointResult, witness: Witness, statement: str, e_eps: str, bound: str,
                   how: str) -> PointResult:
+    """``result`` refuted for pure DP by ``witness``: ``statement`` gives its two certified numbers, whose
+    ratio ``witness.ratio`` exceeds the claimed bound ``e_eps`` (as the claim writes it: "e^(eps/4)"),
+    worth ``bound`` at this point; ``how`` says how the violation was confirmed."""
+    result.status = Status.REFUTED
+    result.witness = witness
+    result.message = (f"X={witness.x!r} and X'={witness.x_prime!r} are neighbours; {statement}, ratio "
+                      f"{witness.ratio} > {e_eps} = {bound}; {how}")
+    return result
+
+
+def refuted_delta(result: PointResult, pair: tuple, event: Any, phrase: str, shown: list, delta: str,
+                  e_eps: str, how: str) -> PointResult:
     """``result`` refuted for (eps, delta): on the event ``event`` (described in the message by
-    ``phrase``) P(S|X) - e^eps P(S|X') exceeds delta; ``shown`` holds the three certified numbers."""
+    ``phrase``) P(S|X) - e^eps P(S|X') exceeds delta, with e^eps named ``e_eps`` as the claim writes
+    it ("e^(eps/4)"); ``shown`` holds the three certified numbers."""
     p, q, value = shown
     result.status = Status.REFUTED
     result.witness = Witness(pair[0], pair[1], event, p, q)
     result.message = (f"X={pair[0]!r} and X'={pair[1]!r}: {phrase}, P(S|X) = {p}, P(S|X') = {q}, "
-                      f"P(S|X) - e^eps P(S|X') = {value} > delta = {delta}; {how}")
+                      f"P(S|X) - {e_eps} P(S|X') = {value} > delta = {delta}; {how}")
     return result
+
+
+def confirm_delta(result: PointResult, pair: tuple, event: Any, phrase: str, sums: tuple, delta_iv: Any,
+                  delta: str, e_eps: str, digits: tuple[int, int]) -> PointResult:
+    """Refute for (eps, delta) from a fresh recomputation: ``sums`` = (P(S|X), P(S|X'), their excess
+    P(S|X) - e^eps P(S|X')) as intervals at ``digits[1]`` digits, for a violation found at
+    ``digits[0]``.  Refuted only when the excess is certified above ``delta_iv`` (the claimed delta
+    at the fresh precision) and all three numbers are pinned down; else ``result`` stays unknown
+    with the reason."""
+    found_at, fresh_at = digits
+    if not sums[2].a > delta_iv.b:
+        result.message = (f"a violation of delta found at {found_at} digits (X={pair[0]!r}, X'={pair[1]!r}) "
+                          f"was not confirmed at {fresh_at} digits")
+        return result
+    shown = [number(sums[0]), number(sums[1]), number(sums[2])]
+    if None in shown:
+        result.message = (f"a violation of delta (X={pair[0]!r}, X'={pair[1]!r}) was confirmed at {fresh_at} "
+                          "digits, but its probabilities are not pinned down there (intervals too wide to print "
+                          "as a witness)")
+        return result
+    return refuted_delta(result, pair, event, phrase, shown, delta, e_eps, f"confirmed at {fresh_at} digits")

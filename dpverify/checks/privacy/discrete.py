@@ -27,11 +27,13 @@ from ...engine.reading import distribution
 from ...engine.density_cells import has_densities
 from .density import check_density
 from .density_proof import prove_density
+from .level import Level
 from .proof import Proof, prove_private
 from ...evidence import PrivacyEvidence, WitnessLaws
 from ...results import PointResult, Status, Witness
-from ..witness import CONFIRM_DIGITS, figure, number, positive, refuted_delta
+from ..witness import CONFIRM_DIGITS, confirm_delta, figure, number, positive, refuted_delta, refuted_ratio
 from ..workspace import Workspace
+from ...engine.achieved import of_losses
 from ...engine.decimals import decimal
 from ...engine.work import params
 
@@ -48,16 +50,16 @@ class PrivacyCheck:
 
 def check_private(spec: Spec, program: Any, claim: Private, point: Point, ws: Workspace) -> PointResult:
     """(eps, delta)-DP of ``program`` (the spec's mechanism, or a post-processing of it) on the universe."""
-    eps = substitute(claim.epsilon, point, "epsilon")
-    delta = substitute(claim.delta, point, "delta")
+    level = Level(substitute(claim.epsilon, point, "epsilon"), substitute(claim.delta, point, "delta"),
+                  sympy.sympify(claim.epsilon))
     table = ws.table(spec, program, point)
     _, left, right = ws.datasets(spec)
     result = PointResult(point_label(point), Status.UNKNOWN, "", evidence=PrivacyEvidence(
-                         claimed_epsilon=decimal(eps), claimed_delta=decimal(delta)),
+                         claimed_epsilon=decimal(level.eps), claimed_delta=decimal(level.delta)),
                          method="exact enumeration, certified intervals")
     if has_densities(table):
         scope = f"neighbouring pairs ({spec.universe.relation_name}), {len(table.laws)} distinct output laws"
-        result = check_density(program, point, eps, delta, table, left, right, result, scope)
+        result = check_density(program, point, level, table, left, right, result, scope)
         if result.status == Status.VERIFIED and ws.options.proofs:
             _generalise(result, prove_density(spec, program, claim, point, ws))
         return result
@@ -67,12 +69,12 @@ def check_private(spec: Spec, program: Any, claim: Private, point: Point, ws: Wo
     result.evidence.loss_histogram = losses.loss_histogram()
     scope = (f"{losses.pairs:,} neighbouring pairs ({spec.universe.relation_name}), "
              f"{len(table.laws)} distinct output laws, {len(losses.outputs)} outputs")
-    if delta == 0:
-        result = _pure(program, point, eps, table, losses, result, scope)
+    if level.delta == 0:
+        result = _pure(program, point, level, table, losses, result, scope)
         if result.status == Status.VERIFIED and ws.options.proofs:
             _generalise(result, prove_private(spec, program, claim, point, table, ws))
         return result
-    return _approximate(program, point, eps, delta, table, losses, result, scope)
+    return _approximate(program, point, level, table, losses, result, scope)
 
 
 def _generalise(result: PointResult, proof: Optional[Proof]) -> None:
@@ -92,9 +94,9 @@ def _generalise(result: PointResult, proof: Optional[Proof]) -> None:
         result.message = f"{result.message}; {proof.message}"
 
 
-def _pure(program: Any, point: Point, eps: sympy.Expr, table: Any, losses: LossTable,
+def _pure(program: Any, point: Point, level: Level, table: Any, losses: LossTable,
           result: PointResult, scope: str) -> PointResult:
-    eps_iv = table.backend.num(eps)
+    eps_iv = table.backend.num(level.eps)
     achieved, top = losses.max_loss()
     result.evidence.achieved_epsilon = decimal(achieved)
     if achieved != math.inf and achieved.b <= eps_iv.a:
@@ -102,30 +104,30 @@ def _pure(program: Any, point: Point, eps: sympy.Expr, table: Any, losses: LossT
         result.message = f"holds on all {scope}; achieved epsilon {result.evidence.achieved_epsilon}"
         return result
     if achieved == math.inf or achieved.a > eps_iv.b:
-        return _refute(program, point, eps, top, table, result)
+        return _refute(program, point, level, top, table, result)
     # Undecidable by intervals: decide every reaching cell exactly.
     cells = losses.cells_reaching(math.nextafter(float(eps_iv.a), -math.inf) - losses.margin)
     undecided = [c for c in cells if c.infinite or not c.loss.b <= eps_iv.a]
     exact_laws: dict = {}
     tight = 0
     for cell in undecided:
-        sign, why = _exact_excess(program, point, eps, cell, table, exact_laws)
+        sign, why = _exact_excess(program, point, level, cell, table, exact_laws)
         if sign is None:
             result.message = why
             return result
         if sign > 0:
-            return _refute(program, point, eps, cell, table, result, exact=True)
+            return _refute(program, point, level, cell, table, result, exact=True)
         tight += sign == 0
     result.status = Status.VERIFIED
     if tight:
-        result.evidence.achieved_epsilon = decimal(eps)
+        result.evidence.achieved_epsilon = decimal(level.eps)
     result.method += "; exact sympy for ties"
     result.message = (f"holds on all {scope}; achieved epsilon {result.evidence.achieved_epsilon}"
-                      + (f" (tight: {tight} cells equal e^eps exactly, decided by sympy)" if tight else ""))
+                      + (f" (tight: {tight} cells equal {level.e_eps} exactly, decided by sympy)" if tight else ""))
     return result
 
 
-def _exact_excess(program: Any, point: Point, eps: sympy.Expr, cell: Cell, table: Any,
+def _exact_excess(program: Any, point: Point, level: Level, cell: Cell, table: Any,
                   cache: dict) -> tuple[Optional[int], str]:
     """Sign of P(o|X) - e^eps P(o|X') in exact sympy arithmetic, or (None, why it cannot be decided).
 
@@ -144,14 +146,14 @@ def _exact_excess(program: Any, point: Point, eps: sympy.Expr, cell: Cell, table
             return None, (f"internal inconsistency: output {cell.output!r} is {'absent from' if exact is None else 'in'} "
                           f"the exact reading of {data!r} but {'in' if exact is None else 'absent from'} the "
                           f"certified one ({name})")
-    sign = exact_sign(p - sympy.exp(eps) * (q if q is not None else sympy.Integer(0)))
+    sign = exact_sign(p - sympy.exp(level.eps) * (q if q is not None else sympy.Integer(0)))
     if sign is None:
-        return None, (f"cannot decide whether P(o|X) <= e^eps P(o|X') for X={cell.x!r}, X'={cell.x_prime!r}, "
+        return None, (f"cannot decide whether P(o|X) <= {level.e_eps} P(o|X') for X={cell.x!r}, X'={cell.x_prime!r}, "
                       f"o={cell.output!r}: intervals overlap and sympy could not simplify the difference")
     return sign, ""
 
 
-def _refute(program: Any, point: Point, eps: sympy.Expr, cell: Optional[Cell], table: Any,
+def _refute(program: Any, point: Point, level: Level, cell: Optional[Cell], table: Any,
             result: PointResult, exact: bool = False) -> PointResult:
     """Confirm a violating cell independently: both laws recomputed afresh at twice the precision
     (``exact``: the cell was decided by exact sympy, and is confirmed in that reading instead).
@@ -164,9 +166,9 @@ def _refute(program: Any, point: Point, eps: sympy.Expr, cell: Optional[Cell], t
     law = distribution(program, cell.x, params(point), backend, table.windows)
     law_prime = distribution(program, cell.x_prime, params(point), backend, table.windows)
     if exact:
-        return _refute_exactly(program, point, eps, cell, table, result, (law, law_prime))
+        return _refute_exactly(program, point, level, cell, table, result, (law, law_prime))
     p, q = law.get(cell.output), law_prime.get(cell.output)
-    e_eps = backend.exp(eps)
+    e_eps = backend.exp(level.eps)
     if p is None:
         result.message = f"the witness did not survive recomputation at {dps} digits (P(o|X) = 0)"
         return result
@@ -180,17 +182,18 @@ def _refute(program: Any, point: Point, eps: sympy.Expr, cell: Optional[Cell], t
                           f"{dps} digits, but its probabilities are not pinned down there (intervals too wide "
                           "to print as a witness)")
         return result
-    return _refuted(result, cell, law, law_prime, shown, decimal(e_eps), f"confirmed at {dps} digits")
+    return _refuted(result, cell, law, law_prime, shown, level, decimal(e_eps), f"confirmed at {dps} digits")
 
 
-def _refute_exactly(program: Any, point: Point, eps: sympy.Expr, cell: Cell, table: Any, result: PointResult,
+def _refute_exactly(program: Any, point: Point, level: Level, cell: Cell, table: Any, result: PointResult,
                     laws: tuple[dict, dict]) -> PointResult:
     """A cell the intervals could not separate from e^eps and exact sympy found above it: confirmed by
     a strict evaluation of the exact difference at CONFIRM_DIGITS digits, printed from the exact laws."""
     exact = [distribution(program, data, params(point), SympyBackend(), table.windows)
              for data in (cell.x, cell.x_prime)]
     p, q = exact[0].get(cell.output), exact[1].get(cell.output, sympy.Integer(0))
-    if p is None or not positive(p - sympy.exp(eps) * q):
+    bound = sympy.exp(level.eps)
+    if p is None or not positive(p - bound * q):
         result.message = (f"a violation decided exactly at X={cell.x!r}, X'={cell.x_prime!r}, o={cell.output!r} "
                           f"was not confirmed by a strict {CONFIRM_DIGITS}-digit evaluation")
         return result
@@ -199,22 +202,19 @@ def _refute_exactly(program: Any, point: Point, eps: sympy.Expr, cell: Cell, tab
         result.message = (f"a violation decided exactly at X={cell.x!r}, X'={cell.x_prime!r}, o={cell.output!r} "
                           "has probabilities sympy cannot evaluate to certified digits")
         return result
-    excess = number(p - sympy.exp(eps) * q, probability=False)
-    return _refuted(result, cell, *laws, shown, number(sympy.exp(eps), probability=False),
-                    f"the certified intervals cannot separate the ratio from e^eps; decided exactly by sympy "
-                    f"(P(o|X) - e^eps P(o|X') = {excess} > 0, confirmed by a strict {CONFIRM_DIGITS}-digit "
-                    "evaluation)")
+    excess = number(p - bound * q, probability=False)
+    return _refuted(result, cell, *laws, shown, level, number(bound, probability=False),
+                    f"the certified intervals cannot separate the ratio from {level.e_eps}; decided exactly by "
+                    f"sympy (P(o|X) - {level.e_eps} P(o|X') = {excess} > 0, confirmed by a strict "
+                    f"{CONFIRM_DIGITS}-digit evaluation)")
 
 
-def _refuted(result: PointResult, cell: Cell, law: dict, law_prime: dict, shown: list, bound: Optional[str],
-             how: str) -> PointResult:
+def _refuted(result: PointResult, cell: Cell, law: dict, law_prime: dict, shown: list, level: Level,
+             bound: Optional[str], how: str) -> PointResult:
     p, q, ratio = shown
-    result.status = Status.REFUTED
-    result.witness = Witness(cell.x, cell.x_prime, cell.output, p, q, ratio)
     result.evidence.witness_laws = side_by_side(law, law_prime)
-    result.message = (f"X={cell.x!r} and X'={cell.x_prime!r} are neighbours; P(o={cell.output!r}|X) = {p} and "
-                      f"P(o|X') = {q}, ratio {ratio} > e^eps = {bound}; {how}")
-    return result
+    return refuted_ratio(result, Witness(cell.x, cell.x_prime, cell.output, p, q, ratio),
+                         f"P(o={cell.output!r}|X) = {p} and P(o|X') = {q}", level.e_eps, bound, how)
 
 
 def side_by_side(law: dict, law_prime: dict) -> WitnessLaws:
@@ -229,15 +229,16 @@ def _shown(value: Any) -> str:
     return number(value) or f"[{decimal(value.a)}, {decimal(value.b)}]"
 
 
-def _approximate(program: Any, point: Point, eps: sympy.Expr, delta: sympy.Expr, table: Any,
-                 losses: LossTable, result: PointResult, scope: str) -> PointResult:
+def _approximate(program: Any, point: Point, level: Level, table: Any, losses: LossTable,
+                 result: PointResult, scope: str) -> PointResult:
     """(eps, delta): every pair whose divergence the intervals cannot put below delta is decided --
     refuted when certified above (and confirmed afresh), else exactly by sympy."""
     backend = table.backend
+    eps, delta = level.eps, level.delta
     eps_iv, delta_iv = backend.num(eps), backend.num(delta)
     achieved, _ = losses.hockey_stick(eps_iv)
     result.evidence.achieved_delta, pinned = figure(achieved)
-    result.evidence.achieved_epsilon = _smallest_epsilon(losses, delta_iv)
+    result.evidence.achieved_epsilon = decimal(of_losses(losses, delta_iv))
     result.method = "exact enumeration, hockey-stick divergence, certified intervals"
     if achieved.b <= delta_iv.a:
         result.status = Status.VERIFIED
@@ -247,14 +248,14 @@ def _approximate(program: Any, point: Point, eps: sympy.Expr, delta: sympy.Expr,
     reaching = losses.pairs_reaching(eps_iv, delta_iv)
     above = [pair for value, pair in reaching if value.a > delta_iv.b]
     for pair in above:
-        refuted = _refute_delta(program, point, eps, delta, pair, table, result)
+        refuted = _refute_delta(program, point, level, pair, table, result)
         if refuted.status == Status.REFUTED:
             return refuted
     if above:
         return refuted  # certified above delta, but not confirmed afresh: its reason is the message
     exact_laws: dict = {}
     for _, pair in reaching:  # every one straddles delta: decide each exactly
-        decided = _exact_divergence(program, point, eps, pair, table, exact_laws)
+        decided = _exact_divergence(program, point, level, pair, table, exact_laws)
         if isinstance(decided, str):
             result.message = decided
             return result
@@ -265,7 +266,7 @@ def _approximate(program: Any, point: Point, eps: sympy.Expr, delta: sympy.Expr,
                               f"X'={pair[1]!r} exceeds delta: intervals overlap and sympy cannot decide")
             return result
         if sign > 0:
-            return _refute_delta_exactly(pair, event, p_event, q_event, eps, delta, result)
+            return _refute_delta_exactly(pair, event, p_event, q_event, level, result)
     result.status = Status.VERIFIED
     result.method += "; exact sympy for ties"
     result.message = (f"holds on all {scope}; achieved delta at the claimed epsilon "
@@ -275,7 +276,7 @@ def _approximate(program: Any, point: Point, eps: sympy.Expr, delta: sympy.Expr,
     return result
 
 
-def _exact_divergence(program: Any, point: Point, eps: sympy.Expr, pair: tuple, table: Any,
+def _exact_divergence(program: Any, point: Point, level: Level, pair: tuple, table: Any,
                       cache: dict) -> Any:
     """(S, P(S|X), P(S|X')) in exact sympy for S = {o : P(o|X) > e^eps P(o|X')} (so the divergence is
     P(S|X) - e^eps P(S|X')), or the reason it cannot be decided."""
@@ -286,9 +287,9 @@ def _exact_divergence(program: Any, point: Point, eps: sympy.Expr, pair: tuple, 
     event, p_event, q_event = [], sympy.Integer(0), sympy.Integer(0)
     for o, p in law.items():
         q = law_prime.get(o, sympy.Integer(0))
-        sign = exact_sign(p - sympy.exp(eps) * q)
+        sign = exact_sign(p - sympy.exp(level.eps) * q)
         if sign is None:
-            return (f"cannot decide whether P(o|X) > e^eps P(o|X') for X={pair[0]!r}, X'={pair[1]!r}, o={o!r} "
+            return (f"cannot decide whether P(o|X) > {level.e_eps} P(o|X') for X={pair[0]!r}, X'={pair[1]!r}, o={o!r} "
                     "(an output of the hockey-stick divergence): intervals overlap and sympy cannot decide")
         if sign > 0:
             event.append(o)
@@ -296,7 +297,7 @@ def _exact_divergence(program: Any, point: Point, eps: sympy.Expr, pair: tuple, 
     return sorted(event, key=repr), p_event, q_event
 
 
-def _refute_delta(program: Any, point: Point, eps: sympy.Expr, delta: sympy.Expr, pair: tuple, table: Any,
+def _refute_delta(program: Any, point: Point, level: Level, pair: tuple, table: Any,
                   result: PointResult) -> PointResult:
     """A pair certified above delta, confirmed afresh at twice the precision on the event it prints."""
     dps = 2 * table.backend.dps
@@ -304,63 +305,29 @@ def _refute_delta(program: Any, point: Point, eps: sympy.Expr, delta: sympy.Expr
     x, x_prime = pair
     law = distribution(program, x, params(point), fresh, table.windows)
     law_prime = distribution(program, x_prime, params(point), fresh, table.windows)
-    e_eps = fresh.exp(eps)
+    e_eps = fresh.exp(level.eps)
     event = sorted((o for o, p in law.items() if o not in law_prime or (p - e_eps * law_prime[o]).a > 0), key=repr)
     p_event = sum((law[o] for o in event), fresh.ctx.mpf(0))
     q_event = sum((law_prime[o] for o in event if o in law_prime), fresh.ctx.mpf(0))
-    excess = p_event - e_eps * q_event
-    if not excess.a > fresh.num(delta).b:
-        result.message = (f"a violation of delta found at {table.backend.dps} digits (X={x!r}, X'={x_prime!r}) "
-                          f"was not confirmed at {dps} digits")
-        return result
-    shown = [number(p_event), number(q_event), number(excess)]
-    if None in shown:
-        result.message = (f"a violation of delta (X={x!r}, X'={x_prime!r}) was confirmed at {dps} digits, but "
-                          "its probabilities are not pinned down there (intervals too wide to print as a witness)")
-        return result
-    result.evidence.witness_laws = side_by_side(law, law_prime)
-    return _refuted_delta(result, pair, event, shown, decimal(delta), f"confirmed at {dps} digits")
+    refuted = confirm_delta(result, pair, event, f"for the event S = {event!r}",
+                            (p_event, q_event, p_event - e_eps * q_event), fresh.num(level.delta),
+                            decimal(level.delta), level.e_eps, (table.backend.dps, dps))
+    if refuted.status == Status.REFUTED:
+        refuted.evidence.witness_laws = side_by_side(law, law_prime)
+    return refuted
 
 
-def _refute_delta_exactly(pair: tuple, event: list, p_event: sympy.Expr, q_event: sympy.Expr, eps: sympy.Expr,
-                          delta: sympy.Expr, result: PointResult) -> PointResult:
+def _refute_delta_exactly(pair: tuple, event: list, p_event: sympy.Expr, q_event: sympy.Expr, level: Level,
+                          result: PointResult) -> PointResult:
     """A pair straddling delta in intervals and found above it by exact sympy: confirmed by a strict
     evaluation of the exact excess, printed from the exact laws."""
-    excess = p_event - sympy.exp(eps) * q_event - delta
-    shown = [number(p_event), number(q_event), number(p_event - sympy.exp(eps) * q_event)]
+    excess = p_event - sympy.exp(level.eps) * q_event - level.delta
+    shown = [number(p_event), number(q_event), number(p_event - sympy.exp(level.eps) * q_event)]
     if not positive(excess) or None in shown:
         result.message = (f"a violation of delta decided exactly (X={pair[0]!r}, X'={pair[1]!r}) was not "
                           f"confirmed by a strict {CONFIRM_DIGITS}-digit evaluation")
         return result
-    return _refuted_delta(result, pair, event, shown, decimal(delta),
-                          f"the certified intervals cannot separate it from delta; decided exactly by sympy (the "
-                          f"excess over delta is {number(excess, probability=False)}, confirmed by a strict "
-                          f"{CONFIRM_DIGITS}-digit evaluation)")
-
-
-def _refuted_delta(result: PointResult, pair: tuple, event: list, shown: list, delta: str, how: str) -> PointResult:
-    return refuted_delta(result, pair, event, f"for the event S = {event!r}", shown, delta, how)
-
-
-def _smallest_epsilon(losses: LossTable, delta_iv: Any) -> str:
-    """The smallest epsilon' >= 0 with hockey-stick divergence <= delta (a figure, by bisection)."""
-    ctx = losses.ctx
-    if losses.hockey_stick(ctx.mpf(0))[0].b <= delta_iv.a:
-        return decimal(ctx.mpf(0))
-    top, _ = losses.max_loss()
-    if top == math.inf:
-        hi = ctx.mpf(1)
-        while losses.hockey_stick(hi)[0].a > delta_iv.b and hi.a < 1e6:
-            hi *= 2
-        if losses.hockey_stick(hi)[0].a > delta_iv.b:
-            return "inf"
-    else:
-        hi = ctx.mpf(top.b)
-    lo = ctx.mpf(0)
-    for _ in range(140):
-        mid = (lo + hi) / 2
-        if losses.hockey_stick(mid)[0].b <= delta_iv.a:
-            hi = mid
-        else:
-            lo = mid
-    return decimal(hi)
+    return refuted_delta(result, pair, event, f"for the event S = {event!r}", shown, decimal(level.delta),
+                         level.e_eps, f"the certified intervals cannot separate it from delta; decided exactly by "
+                         f"sympy (the excess over delta is {number(excess, probability=False)}, confirmed by a "
+                         f"strict {CONFIRM_DIGITS}-digit evaluation)")

@@ -29,6 +29,7 @@ from ...engine.positivity import find_point
 from ...engine.reading import Table, distribution, keywords
 from ...engine.smt import SafetyLimit, check, spent
 from ...engine.symbolic import NotRational, WBasis, basis, rational_function, symbolic_laws
+from .level import e_to
 from ...results import Status, Witness
 from ..witness import figure, number
 from ..workspace import Workspace
@@ -256,5 +257,5 @@ def _confirm(program: Any, claim: Private, point: Point, symbols: list[sympy.Sym
     ratio, _ = figure(p / q)
     message = (f"fails for {', '.join(f'{k} = {v}' for k, v in shown.items())} (found by the decision procedure, confirmed at "
                f"{dps} digits): X={x!r}, X'={x_prime!r}, P(o={output!r}|X) = {p_text} > "
-               f"e^eps' P(o|X') = {figure(bound * q)[0]}")
+               f"{e_to(claim.epsilon)} P(o|X') = {figure(bound * q)[0]}")
     return Proof(Status.REFUTED, message, Witness(x, x_prime, output, p_text, q_text, ratio), shown)
