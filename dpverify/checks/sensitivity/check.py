@@ -22,16 +22,15 @@ the sizes checked), never ``proved``.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
-from typing import Any, Optional
+from typing import Any
 
 import sympy
 
 from ...dsl.claims import Claim, Sensitivity
 from ...dsl.params import Point, point_label
-from ...dsl.queries import Finite, Query
+from ...dsl.queries import Finite
 from ...dsl.spec import Spec
-from ...dsl.universe import Neighbours, Universe
+from ...dsl.universe import Neighbours
 from ...engine.backend import exact_sign
 from ...engine.eventually import Undecided, compare, value_at
 from ...engine.sensitivity import N, Derivation, NotDerivable, derive
@@ -39,27 +38,10 @@ from ...engine.smt import SafetyLimit
 from ...errors import SpecError
 from ...evidence import SensitivityEvidence
 from ...results import PointResult, Status
+from .context import Context
 from .measure import enumerated, measured, mechanism_note, refute_loose
 from .refute import are_neighbours, exceeding
 from ..workspace import Workspace
-
-
-@dataclass(frozen=True)
-class Context:
-    """What one sensitivity claim is checked against."""
-
-    query: Query
-    relation: Any
-    domain: Any
-    candidates: tuple
-    universe: Optional[Universe]
-    claimed: sympy.Expr
-
-    @property
-    def records(self) -> Optional[tuple]:
-        if isinstance(self.domain, Finite):
-            return self.domain.records
-        return None
 
 
 def context(spec: Spec, claim: Sensitivity) -> Context:

@@ -8,7 +8,7 @@ value.  A refuting pair is confirmed independently of how it was found, by
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Optional
+from typing import Any, Optional
 
 import sympy
 
@@ -26,10 +26,9 @@ from ...engine.smt import SafetyLimit
 from ...errors import DpverifyError, SpecError
 from ...results import PointResult, Status
 from ...engine.work import params
+from .context import Context
 from .refute import are_neighbours, exceeding, refuted, values
 
-if TYPE_CHECKING:
-    from .check import Context
 
 Z3_MAX_N = 8
 """z3 attacks a claim at every size up to this one that the universe does not enumerate."""

@@ -10,16 +10,15 @@ change) and the message.
 from __future__ import annotations
 
 from collections import Counter
-from typing import TYPE_CHECKING, Any, Optional, Union
+from typing import Any, Optional, Union
 
 import sympy
 
 from ...dsl.universe import Neighbours
 from ...engine.backend import exact_sign
 from ...results import PointResult, Status, Witness
+from .context import Context
 
-if TYPE_CHECKING:
-    from .check import Context
 
 
 def are_neighbours(relation: Any, x: tuple, x_prime: tuple) -> bool:
