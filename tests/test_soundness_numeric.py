@@ -14,7 +14,7 @@ import pytest
 import sympy
 
 import dpverify as dp
-from dpverify.checks.privacy.gaussian import phi
+from dpverify.engine.gaussian_delta import phi
 from dpverify.engine.backend import IntervalBackend, exact_sign, is_exactly_zero
 
 from .helpers import lo_hi
