@@ -1,17 +1,31 @@
-"""An HTML report loads in headless Chromium without console errors and shows the claims table.
+"""HTML reports in headless Chromium: they load without console errors, no table is wider than its
+box at 1280 and 1600 px, and a refuted claim's witness is on the first screen of its section.
 
 Chromium writes every console message (errors, CSP violations, uncaught exceptions)
 to stderr as ``INFO:CONSOLE`` lines with ``--enable-logging=stderr``; a page of
 ours runs no script, so any such line is a failure.  A control page that does log
-an error proves the detector works with the installed Chromium.  Skipped only when
-no Chromium binary exists (``.ci/run`` installs Debian's ``chromium``).
+an error proves the detector works with the installed Chromium.
+
+The layout is measured in the browser: a probe page (ours, with a script) frames every
+report page at each width (an iframe is a viewport of exactly that size) and writes
+the measurements into its DOM, which ``--dump-dom`` prints.  The report pages stay as
+they are, scripts forbidden by their Content-Security-Policy.
+
+Skipped only when no Chromium binary exists and neither ``CI`` nor
+``DPVERIFY_REQUIRE_BROWSER`` is set; in CI a missing browser fails (``.ci/run`` installs
+Debian's ``chromium``).
 """
 from __future__ import annotations
 
+import html
+import json
+import os
 import re
 import shutil
 import subprocess
+import textwrap
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -20,9 +34,11 @@ from dpverify.report.model import Settings
 from dpverify.report.site import write
 from dpverify.runner import check_paths, exit_code
 
-from .test_reports import EVIL
+from .test_reports import DENSITY, EVIL, FORMULA, LONG_FORMULA
 
 CANDIDATES = ("chromium", "chromium-browser", "google-chrome", "google-chrome-stable")
+WIDTHS = (1280, 1600)
+HEIGHT = 800  # the first screen of a laptop
 
 
 def _chromium() -> str | None:
@@ -34,20 +50,27 @@ def _chromium() -> str | None:
 
 
 CHROMIUM = _chromium()
-pytestmark = pytest.mark.skipif(CHROMIUM is None, reason="no chromium binary on PATH or at /usr/bin/chromium "
-                                "(install Debian's chromium package, as .ci/run does)")
+REQUIRED = bool(os.environ.get("CI") or os.environ.get("DPVERIFY_REQUIRE_BROWSER"))
+MISSING = ("no chromium binary on PATH or at /usr/bin/chromium (install Debian's chromium package, as "
+           ".ci/run does)")
+pytestmark = pytest.mark.skipif(CHROMIUM is None and not REQUIRED, reason=MISSING)
 
 
-def load(page: Path, profile: Path) -> tuple[str, list[str]]:
+def _command(profile: Path, *extra: str) -> list[str]:
+    if CHROMIUM is None:
+        pytest.fail(f"{MISSING}; CI or DPVERIFY_REQUIRE_BROWSER is set, so the browser test may not be skipped",
+                    pytrace=False)
+    return [CHROMIUM, "--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+            "--disable-component-update", "--disable-sync", "--no-first-run", f"--user-data-dir={profile}", *extra]
+
+
+def load(page: Path, profile: Path, *extra: str) -> tuple[str, list[str]]:
     """The DOM after loading ``page`` headless, and the console messages it produced."""
-    assert CHROMIUM is not None
-    command = [CHROMIUM, "--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-               "--disable-component-update", "--disable-sync", "--no-first-run", f"--user-data-dir={profile}",
-               "--enable-logging=stderr", "--v=0", "--dump-dom", page.resolve().as_uri()]
+    command = _command(profile, "--enable-logging=stderr", "--v=0", *extra, "--dump-dom", page.resolve().as_uri())
     try:
-        done = subprocess.run(command, capture_output=True, text=True, timeout=120)
+        done = subprocess.run(command, capture_output=True, text=True, timeout=180)
     except subprocess.TimeoutExpired:
-        pytest.fail(f"chromium did not load {page.name} within 120 s")
+        pytest.fail(f"chromium did not load {page.name} within 180 s")
     console = [line for line in done.stderr.splitlines() if ":CONSOLE" in line]
     assert done.returncode == 0, done.stderr[-2000:]
     return done.stdout, console
@@ -61,20 +84,93 @@ def test_the_console_detector_sees_errors(tmp_path: Path) -> None:
     assert any("dpverify-control-error" in line for line in console), console
 
 
-def test_report_page_loads_cleanly_and_shows_the_claims(tmp_path: Path) -> None:
-    spec = tmp_path / "evil.py"
-    spec.write_text(EVIL)
-    report = check_paths([str(spec)], Options())
-    out = tmp_path / "out"
-    write(report, out, Settings(precision=50, paths=("evil.py",)), exit_code(report))
+@pytest.fixture(scope="module")
+def site(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A report of specs with refuted privacy (discrete and density), formula and sensitivity claims,
+    and formulas long enough to test the claims table's width."""
+    specs = tmp_path_factory.mktemp("browser-specs")
+    for name, text in (("evil.py", EVIL), ("formula.py", FORMULA), ("density.py", DENSITY),
+                       ("long.py", LONG_FORMULA)):
+        (specs / name).write_text(text)
+    report = check_paths([str(specs)], Options())
+    out = specs.parent / "browser-out"
+    write(report, out, Settings(precision=50, paths=("specs/",)), exit_code(report))
+    return out
+
+
+def test_report_page_loads_cleanly_and_shows_the_claims(site: Path, tmp_path: Path) -> None:
     for name in ("evil.leaky.html", "index.html"):
-        dom, console = load(out / name, tmp_path / f"profile-{name}")
+        dom, console = load(site / name, tmp_path / f"profile-{name}")
         assert console == [], f"{name} logged to the console:\n" + "\n".join(console)
         table = re.search(r'<table class="claims" id="claims">(.*?)</table>', dom, re.S)
         assert table, f"{name} has no claims table"
-        rows = re.findall(r"<tr\b", table.group(1))
-        assert len(rows) == 4, rows  # the header and three claims
+        if name == "evil.leaky.html":
+            rows = re.findall(r"<tr\b", table.group(1))
+            assert len(rows) == 4, rows  # the header and three claims
         for claim in ("half&lt;script&gt;", "private", "acc"):
             assert claim in table.group(1)
         assert "<script" not in dom.lower()  # the spec's <script> strings stayed text
         assert dom.count("<svg") >= (6 if name == "evil.leaky.html" else 0)
+
+
+PROBE = textwrap.dedent("""\
+    <!DOCTYPE html><html><head><meta charset="utf-8"><title>probe</title></head><body>
+    FRAMES
+    <script>
+    window.addEventListener("load", () => {
+      const out = [];
+      for (const frame of document.querySelectorAll("iframe")) {
+        const doc = frame.contentDocument, win = frame.contentWindow;
+        const m = {page: frame.dataset.page, width: win.innerWidth, height: win.innerHeight,
+                   pageScroll: doc.documentElement.scrollWidth - doc.documentElement.clientWidth,
+                   tables: [], refuted: []};
+        for (const t of doc.querySelectorAll("table")) {
+          const box = t.parentElement;
+          m.tables.push({table: t.id || t.className || t.querySelector("th")?.textContent || "",
+                         scroll: box.scrollWidth, client: box.clientWidth,
+                         width: t.getBoundingClientRect().width, parent: box.getBoundingClientRect().width});
+        }
+        for (const s of doc.querySelectorAll('section.claim[data-status="refuted"]')) {
+          const w = s.querySelector(".witness");
+          m.refuted.push({claim: s.id,
+                          offset: w ? w.getBoundingClientRect().top - s.getBoundingClientRect().top : null});
+        }
+        out.push(m);
+      }
+      const pre = document.createElement("pre");
+      pre.id = "measurements";
+      pre.textContent = JSON.stringify(out);
+      document.body.appendChild(pre);
+    });
+    </script></body></html>
+""")
+
+
+def measure(pages: list[Path], tmp_path: Path) -> list[dict[str, Any]]:
+    """Each page framed at each width in ``WIDTHS`` (viewport height ``HEIGHT``), measured."""
+    frames = "\n".join(f'<iframe data-page="{html.escape(p.name)}" src="{html.escape(p.resolve().as_uri())}" '
+                       f'style="width:{w}px;height:{HEIGHT}px;border:0;display:block"></iframe>'
+                       for p in pages for w in WIDTHS)
+    probe = tmp_path / "probe.html"
+    probe.write_text(PROBE.replace("FRAMES", frames))
+    dom, console = load(probe, tmp_path / "profile-probe", "--allow-file-access-from-files",
+                        "--window-size=1700,900", "--virtual-time-budget=10000")
+    found = re.search(r'<pre id="measurements">(.*?)</pre>', dom, re.S)
+    assert found, f"the probe wrote no measurements: {console}"
+    return json.loads(html.unescape(found.group(1)))
+
+
+def test_tables_fit_and_witnesses_come_first(site: Path, tmp_path: Path) -> None:
+    pages = sorted(site.glob("*.html"))
+    measured = measure(pages, tmp_path)
+    assert len(measured) == len(pages) * len(WIDTHS)
+    assert {m["width"] for m in measured} == set(WIDTHS) and {m["height"] for m in measured} == {HEIGHT}
+    overflowing = [(m["page"], m["width"], t) for m in measured for t in m["tables"]
+                   if t["scroll"] > t["client"] or t["width"] > t["parent"] + 0.5]
+    assert not overflowing, f"tables wider than their box: {overflowing}"
+    assert not [(m["page"], m["width"]) for m in measured if m["pageScroll"] > 0], "a page scrolls sideways"
+    refuted = [(m["page"], m["width"], r) for m in measured for r in m["refuted"]]
+    assert len({(page, r["claim"]) for page, _, r in refuted}) >= 5  # privacy, density, formula, sensitivity
+    late = [(page, width, r) for page, width, r in refuted if r["offset"] is None or r["offset"] >= HEIGHT]
+    assert not late, f"witnesses below the first screen of their section: {late}"
+    assert sum(len(m["tables"]) for m in measured if m["page"] == "index.html") >= 2 * len(WIDTHS)

@@ -2,7 +2,9 @@
 escaped, show witnesses, and survive claim kinds they do not know."""
 from __future__ import annotations
 
+import ast
 import difflib
+import html
 import json
 import os
 import re
@@ -11,16 +13,20 @@ import sys
 import textwrap
 from pathlib import Path
 
+import markupsafe
 import pytest
+import sympy
 from click.testing import CliRunner
 
 from dpverify.checks import Options
 from dpverify.cli import main
-from dpverify.report import sections
+from dpverify.report import html as html_writer
+from dpverify.report import maths, sections
+from dpverify.report import site as site_module
 from dpverify.report.blocks import Paragraph
-from dpverify.report.markdown import fence
+from dpverify.report.markdown import escape, fence
 from dpverify.report.model import Settings, environment
-from dpverify.report.site import render
+from dpverify.report.site import render, write
 from dpverify.runner import check_paths, exit_code
 
 REPO = Path(__file__).resolve().parent.parent
@@ -88,6 +94,43 @@ FORMULA = textwrap.dedent('''
     wrong = dp.spec(name="wrong", claims=[dp.identity((x + 1) ** 2, x ** 2 + 1, id="square")])
 ''')
 
+
+DENSITY = textwrap.dedent('''
+    import dpverify as dp
+
+    eps = dp.symbol("eps", positive=True)
+    m = dp.symbol("m", integer=True, positive=True)
+    mean = dp.mean(lambda v: v, domain=dp.interval(0, 1))
+
+
+    def noisy(data, eps):
+        return dp.laplace(data[0], 1 / eps)
+
+
+    wrong_scale = dp.spec(noisy, universe=dp.universe([0, 1], n=1, neighbours=dp.REPLACE_ONE), grid={eps: [1]},
+                          claims=[dp.private(eps / 2, id="half")])
+    sens = dp.spec(name="sens", claims=[dp.sensitivity(mean, 1 / m, n=m, neighbours=dp.REPLACE_ONE, id="exact"),
+                                        dp.sensitivity(mean, 1 / (2 * m), n=m, neighbours=dp.REPLACE_ONE,
+                                                       id="small")])
+''')
+
+LONG_FORMULA = textwrap.dedent('''
+    import sympy
+    import dpverify as dp
+
+    x, y, t = dp.symbol("x"), dp.symbol("y"), dp.symbol("t")
+    b, r = dp.symbol("b", positive=True), dp.symbol("r", positive=True)
+
+
+    def f(margin):
+        return sympy.Max(-b * (r + margin) + r, sympy.Max(b * (margin - r), r - margin))
+
+
+    hinge = dp.spec(name="hinge", claims=[
+        dp.inequality(f(t * x + (1 - t) * y), t * f(x) + (1 - t) * f(y), where=[b > 1, t >= 0, t <= 1],
+                      id="convex_barrier_hinge_loss_for_every_margin_pair"),
+        dp.identity(f(x) + f(-x), 2 * r, where=[b > 1], id="symmetric_everywhere")])
+''')
 
 @pytest.fixture(scope="module")
 def evil(tmp_path_factory: pytest.TempPathFactory) -> Path:
@@ -288,3 +331,147 @@ def test_sample_complexity_shows_the_bound_next_to_the_smallest_n(tmp_path: Path
     assert re.search(r"\| eps=1 \| verified \| 30 \| \d+ \|", md)
     assert "figures/sc.learner-enough-failure.svg" in files
     assert "#### Counterexample at eps=1" in md  # the bound n = 1 is too small
+
+
+# ----- the front door: witnesses first, formulas typeset, atomic writes --------------------------
+
+def _claim_section(page: str, anchor: str) -> str:
+    """The part of a Markdown or HTML page from a claim's anchor to the next claim's."""
+    start = page.index(f'id="{anchor}"')
+    following = [i for i in (page.find('<a id="claim-', start + 1), page.find('<section class="claim"', start + 1))
+                 if i > 0]
+    return page[start:min(following, default=len(page))]
+
+
+@pytest.fixture(scope="module")
+def density_files(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
+    path = tmp_path_factory.mktemp("density") / "density.py"
+    path.write_text(DENSITY)
+    report = check_paths([str(path)], Options())
+    return render(report, Settings(precision=50), exit_code(report))
+
+
+def test_witness_comes_first_and_its_sentence_is_said_once(evil_files: dict[str, str]) -> None:
+    messages = [p["message"] for p in json.loads(evil_files["report.json"])["specs"][0]["claims"][0]["points"]]
+    assert len(messages) == 2
+    for name, escaped in (("evil.leaky.md", lambda m: str(escape(m))), ("evil.leaky.html", lambda m: str(markupsafe.escape(m)))):
+        page = evil_files[name]
+        section = _claim_section(page, "claim-half-script-")
+        witness = section.index("Witness at eps=1/2")
+        assert witness < section.index("claimed ε") and witness < section.index("Both output laws")
+        for message in messages:  # in its witness box, and nowhere else (not the header, not a list)
+            assert page.count(escaped(message)) == 1, (name, message)
+        assert escaped("the claimed bound (ε = 0.25)") in section  # the ratio against e^(eps/2) at eps = 1/2
+        assert "Messages per grid point" not in section
+
+
+def test_formulas_are_typeset_not_escaped(evil_files: dict[str, str], tmp_path: Path) -> None:
+    (tmp_path / "wrong.py").write_text(FORMULA)
+    report = check_paths([str(tmp_path / "wrong.py")], Options())
+    files = render(report, Settings(precision=50), exit_code(report))
+    md, page = files["wrong.wrong.md"], files["wrong.wrong.html"]
+    assert "| $`\\left(x + 1\\right)^{2} = x^{2} + 1`$ |" in md
+    assert "- **statement:** $`\\left(x + 1\\right)^{2} = x^{2} + 1`$" in md
+    statements = [line for text in (md, files["index.md"]) for line in text.splitlines()
+                  if "| identity |" in line or line.startswith("- **statement:**")]
+    assert len(statements) == 3 and not [line for line in statements if "\\*" in line or "\\(" in line]
+    cells = re.findall(r'<(?:td|dd) class="statement">(.*?)</(?:td|dd)>', page + files["index.html"], re.S)
+    assert len(cells) == 3 and all("<msup>" in c and "**" not in c and "(x + 1)" not in c for c in cells)
+    assert "$`\\frac{eps}{2}`$-DP" in evil_files["evil.leaky.md"] and "eps/2-DP" not in evil_files["index.md"]
+    assert "<mfrac><mi>eps</mi><mn>2</mn></mfrac>" in evil_files["evil.leaky.html"]
+
+
+def test_mathml_escapes_what_sympy_does_not() -> None:
+    markup = maths.mathml(sympy.Symbol("a<b>&c") ** 2 + 1)
+    assert "<b>" not in markup and "a&lt;b&gt;&amp;c" in markup
+    assert "&InvisibleTimes;" not in maths.mathml(2 * sympy.Symbol("x"))  # entities as characters
+    assert maths.inline_markdown(r"\left|x\right|") == r"$`\left\vert x\right\vert`$"
+
+
+def test_sensitivity_shows_the_claimed_delta_next_to_the_derived(density_files: dict[str, str]) -> None:
+    md = density_files["density.sens.md"]
+    small = _claim_section(md, "claim-small")
+    claimed, derived = small.index("**claimed Δ:**"), small.index("**derived Δ:**")
+    assert claimed < derived and "\\frac{1}{2 m}" in small[claimed:derived]
+    assert "|q(X) − q(X')| = 1 > 1/2, the claimed Δ at n = 1" in html.unescape(density_files["density.sens.html"])
+    assert _claim_section(md, "claim-exact").count("**claimed Δ:**") == 1
+
+
+def test_density_witness_reads_as_a_density_and_is_plotted(density_files: dict[str, str]) -> None:
+    md, page = density_files["density.noisy.md"], density_files["density.noisy.html"]
+    assert re.search(r"- \*\*where:\*\* density at v = -?[0-9/]+\n", md)
+    assert "density under X" in md and "P(o | X)" not in md
+    figure = "figures/density.noisy-half-density-0.svg"
+    assert figure in density_files and f"]({figure})" in md
+    assert "log ratio" in density_files[figure] and "claimed ε" in density_files[figure]
+    assert page.count("<svg") >= 2
+
+
+def test_a_failed_write_leaves_the_previous_report(evil: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    report = check_paths([str(evil)], Options(proofs=False))
+    out = tmp_path / "reports"
+    write(report, out, Settings(precision=50), exit_code(report))
+    (out / "README.txt").write_text("not ours")
+    before = {p.relative_to(out): p.read_bytes() for p in out.rglob("*") if p.is_file()}
+
+    def fail(*args: object, **kwargs: object) -> str:
+        raise RuntimeError("renderer broke")
+    calls = {"n": 0}
+
+    def second_page_fails(site: object, page: object, env: object = None) -> str:
+        calls["n"] += 1
+        if calls["n"] > 1:
+            raise RuntimeError("renderer broke half-way")
+        return original(site, page, env)
+    original = html_writer.render_page
+    monkeypatch.setattr(html_writer, "render_page", second_page_fails)
+    monkeypatch.setattr(html_writer, "render_index", fail)
+    with pytest.raises(RuntimeError):
+        write(report, out, Settings(precision=50, timings=True), exit_code(report))
+    monkeypatch.undo()
+    renames, real_rename = {"n": 0}, os.rename
+
+    def rename_fails_into_place(src: object, dst: object) -> None:  # the new directory cannot go in
+        renames["n"] += 1
+        if Path(str(dst)) == out.resolve() and ".new" in str(src):
+            raise OSError("disk full")
+        real_rename(src, dst)  # type: ignore[arg-type]
+    monkeypatch.setattr(site_module.os, "rename", rename_fails_into_place)
+    with pytest.raises(OSError):
+        write(report, out, Settings(precision=50, timings=True), exit_code(report))
+    assert renames["n"] >= 3  # aside, (refused) in, back
+    after = {p.relative_to(out): p.read_bytes() for p in out.rglob("*") if p.is_file()}
+    assert after == before
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["reports"]  # no temporary directory left
+
+
+def test_a_write_replaces_the_report_and_keeps_other_files(evil: Path, tmp_path: Path) -> None:
+    report = check_paths([str(evil)], Options(proofs=False))
+    out = tmp_path / "reports"
+    out.mkdir(mode=0o750)
+    (out / "README.txt").write_text("not ours")
+    (out / "stale.md").write_text("old")
+    (out / "report.json").write_text(json.dumps({"report": {"files": ["stale.md", "report.json"]}}))
+    written = write(report, out, Settings(precision=50), exit_code(report))
+    assert sorted(p.relative_to(out).as_posix() for p in out.rglob("*") if p.is_file()) == sorted(
+        [*written, "README.txt"])
+    assert (out / "README.txt").read_text() == "not ours" and (out / "report.json").stat().st_size > 100
+    assert out.stat().st_mode & 0o777 == 0o750
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["reports"]
+
+
+def test_report_modules_import_without_cycles() -> None:
+    """The sections and their families share report/section_parts.py instead of importing each other."""
+    package = REPO / "dpverify" / "report"
+    graph: dict[str, set[str]] = {}
+    for path in package.glob("*.py"):
+        tree = ast.parse(path.read_text())
+        graph[path.stem] = {alias.name if node.level and node.module is None else (node.module or "").split(".")[0]
+                            for node in ast.walk(tree) if isinstance(node, ast.ImportFrom) and node.level == 1
+                            for alias in node.names}
+    graph = {k: {v for v in deps if v in graph and v != "__init__"} for k, deps in graph.items()}
+    assert "sections" not in graph["sections_privacy"] | graph["sections_theorems"]
+
+    def reaches(start: str, target: str, seen: set[str]) -> bool:
+        return any(d == target or (d not in seen and reaches(d, target, seen | {d})) for d in graph[start])
+    assert not [m for m in graph if reaches(m, m, set())]

@@ -7,13 +7,13 @@ every kind of block with one small template (``templates/md/block_KIND.md.j2``,
 at all, only a function that returns blocks.
 
 Text in blocks is plain, unescaped text: the writers escape it.  Only
-:attr:`Figure.svg` is markup, and it is produced by :mod:`.plots`, never taken
-from a spec.
+:attr:`Figure.svg` and :attr:`Math.mathml` are markup, produced by :mod:`.plots`
+and :mod:`.maths` (which escape what they take from a spec).
 """
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Optional, Union
+from typing import Union
 
 
 @dataclass(frozen=True)
@@ -65,14 +65,27 @@ class Figure:
 
 @dataclass(frozen=True)
 class Math:
-    """A formula: its LaTeX source (for Markdown's ``math`` blocks), the typeset SVG when
-    mathtext could set it (for HTML), and a plain-text fallback; ``label`` introduces it."""
+    """A formula: its LaTeX source (for Markdown), its presentation MathML (for HTML, from
+    :mod:`.maths`, escaped there), and a plain-text fallback; ``label`` introduces it."""
 
     latex: str
     text: str
-    svg: Optional[str] = None
+    mathml: str = ""
     label: str = ""
     type: str = field(default="math", init=False)
+
+
+@dataclass(frozen=True)
+class WitnessBox:
+    """A refuted claim's counterexample, shown first in its section: what a reader checks by
+    hand (``items``: the pair, the output or event, both probabilities or densities), the
+    comparison with the claimed bound (``verdict``), and the check's own sentence, said once."""
+
+    title: str
+    items: tuple[tuple[str, str], ...]
+    verdict: str = ""
+    sentence: str = ""
+    type: str = field(default="witness", init=False)
 
 
 @dataclass(frozen=True)
@@ -84,6 +97,6 @@ class Code:
     type: str = field(default="code", init=False)
 
 
-Block = Union[Heading, Paragraph, Table, Pairs, Figure, Math, Code]
+Block = Union[Heading, Paragraph, Table, Pairs, Figure, Math, Code, WitnessBox]
 
-__all__ = ["Block", "Code", "Figure", "Heading", "Math", "Pairs", "Paragraph", "Table"]
+__all__ = ["Block", "Code", "Figure", "Heading", "Math", "Pairs", "Paragraph", "Table", "WitnessBox"]

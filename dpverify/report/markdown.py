@@ -16,7 +16,9 @@ from typing import Any, Optional
 import jinja2
 
 from .blocks import Table
+from .maths import inline_markdown
 from .model import Site, SpecPage, backend
+from .statements import Part
 
 _SPECIALS = re.compile(r"([\\`*_{}\[\]()#+!|~$^])")
 
@@ -70,6 +72,11 @@ def status(value: str, expect: Optional[str] = None) -> Md:
     return Md(f"**{escape(value)}**" + (" (expected)" if expect == value else ""))
 
 
+def statement(parts: tuple[Part, ...]) -> Md:
+    """A claim's statement: text escaped, formulas as inline LaTeX (``$`...`$``)."""
+    return Md("".join(inline_markdown(p.latex) if p.latex else escape(p.text) for p in parts))
+
+
 def _anchor(name: str) -> Md:
     return Md(f'<a id="{re.sub(r"[^A-Za-z0-9_-]", "-", name)}"></a>')
 
@@ -79,14 +86,14 @@ def environment() -> jinja2.Environment:
                              undefined=jinja2.StrictUndefined, trim_blocks=True, lstrip_blocks=True,
                              keep_trailing_newline=True, finalize=escape)
     env.filters.update(fence=fence, paragraphs=paragraphs, table=table, status=status, anchor=_anchor,
-                       raw=Md)
+                       raw=Md, statement=statement)
     return env
 
 
 def _claims(page: SpecPage) -> Md:
     if not page.claims:
         return Md("*No claims were checked.*")
-    rows = tuple((Md(f"[{escape(c.id)}](#{c.anchor})"), c.kind, c.description, status(c.status, c.expect),
+    rows = tuple((Md(f"[{escape(c.id)}](#{c.anchor})"), c.kind, statement(c.statement), status(c.status, c.expect),
                   "; ".join(c.methods)) + ((c.seconds or "",) if c.seconds else ()) for c in page.claims)
     timed = any(c.seconds for c in page.claims)
     return table(Table(("claim", "kind", "statement", "status", "method") + (("time",) if timed else ()), rows))
@@ -100,7 +107,7 @@ def _index_claims(site: Site) -> Md:
         spec = Md(f"[{escape(page.name)}]({page.markdown}) ({escape(page.path)})")
         for i, c in enumerate(page.claims):
             rows.append((spec if i == 0 else "", Md(f"[{escape(c.id)}]({page.markdown}#{c.anchor})"), c.kind,
-                         c.description, status(c.status, c.expect), "; ".join(c.methods))
+                         statement(c.statement), status(c.status, c.expect), "; ".join(c.methods))
                         + ((c.seconds or "",) if timed else ()))
         if page.error:
             rows.append((spec, "–", "–", "the file could not be loaded", status("error"), "–") + timed)
@@ -129,4 +136,4 @@ def render_index(site: Site, env: Optional[jinja2.Environment] = None) -> str:
         backend=backend(site.settings))
 
 
-__all__ = ["Md", "escape", "fence", "paragraphs", "render_index", "render_page"]
+__all__ = ["Md", "escape", "fence", "paragraphs", "render_index", "render_page", "statement"]

@@ -25,8 +25,10 @@ from ..dsl.claims import Claim
 from ..dsl.spec import Spec
 from ..replay import relative
 from ..results import Report, SpecReport
-from .blocks import Block, Pairs, Table
-from .sections import Context, blocks_for, source_of
+from .blocks import Block, Pairs, Table, WitnessBox
+from .section_parts import Context, source_of
+from .sections import blocks_for
+from .statements import Part, statement
 
 ASSUMPTIONS = (
     "Finite universe: privacy and distribution claims are decided on every dataset of the declared "
@@ -61,9 +63,11 @@ class ClaimView:
     expect: Optional[str]
     as_expected: bool
     methods: tuple[str, ...]
-    message: str
+    message: str  # empty when a witness box says it
     seconds: Optional[str]
     blocks: list[Block]
+    statement: tuple[Part, ...] = ()
+    witnesses: list[WitnessBox] = field(default_factory=list)  # shown first in the claim's section
 
 
 @dataclass
@@ -186,11 +190,17 @@ def _page(s: SpecReport, slug: str, settings: Settings) -> SpecPage:
 
 
 def _claim(c: ClaimResult, decl: Optional[Claim], ctx: Context, settings: Settings) -> ClaimView:
+    """A claim's view: its witness boxes lead its section, and its message is said once (not again
+    when a witness box carries it)."""
     methods = tuple(dict.fromkeys(p.method for p in c.points if p.method))
+    blocks = blocks_for(c, decl, ctx)
+    witnesses = [b for b in blocks if isinstance(b, WitnessBox)]
+    message = ctx.text(c.message)
     return ClaimView(c.claim_id, anchor(c.claim_id), c.kind, c.description, c.status.value, c.expect,
-                     c.as_expected, methods, ctx.text(c.message),
+                     c.as_expected, methods, "" if any(w.sentence == message for w in witnesses) else message,
                      f"{c.seconds:.2f} s" if settings.timings else None,
-                     blocks_for(c, decl, ctx))
+                     [b for b in blocks if not isinstance(b, WitnessBox)], statement(c.description, decl, c.kind),
+                     witnesses)
 
 
 def _worst(s: SpecReport) -> str:

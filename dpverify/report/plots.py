@@ -5,7 +5,6 @@ to be written to a file or inlined in HTML.  Determinism (same data, same bytes)
 ``svg.hashsalt`` is a constant per figure (its ``key``, so ids never collide when
 several figures share a page), ``svg.fonttype`` is ``'none'`` (text stays text, no
 font files embedded), and the metadata carries no date and no creator version.
-Mathematics uses ``'path'`` instead, because a browser has no math fonts offline.
 
 Text in the SVG (tick labels that show a mechanism's outputs) is XML-escaped by
 matplotlib's SVG writer.
@@ -31,9 +30,9 @@ _BASE_RC = {"svg.fonttype": "none", "font.family": "sans-serif", "font.size": 9.
 MAX_BARS = 40  # a witness law with more outputs is plotted at its largest-probability outputs
 
 
-def _svg(fig: Figure, key: str, fonttype: str = "none") -> str:
+def _svg(fig: Figure, key: str) -> str:
     """Serialise a figure to SVG with constant ids and no date or version."""
-    rc = dict(_BASE_RC, **{"svg.hashsalt": f"dpverify:{key}", "svg.fonttype": fonttype})
+    rc = dict(_BASE_RC, **{"svg.hashsalt": f"dpverify:{key}"})
     buffer = io.StringIO()
     with matplotlib.rc_context(rc):
         fig.savefig(buffer, format="svg", metadata={"Date": None, "Creator": None}, bbox_inches="tight",
@@ -174,15 +173,31 @@ def witness_laws(outputs: Sequence[str], p: Sequence[float], p_prime: Sequence[f
         return _svg(fig, key)
 
 
-def math_svg(latex: str, key: str) -> Optional[str]:
-    """A LaTeX expression typeset by matplotlib's mathtext, or None when mathtext cannot parse it."""
-    with matplotlib.rc_context(dict(_BASE_RC, **{"mathtext.fontset": "cm"})):
-        fig = _figure(0.1, 0.1)
-        fig.text(0, 0, f"${latex}$", fontsize=15)
-        try:
-            return _svg(fig, key, fonttype="path")
-        except (ValueError, RuntimeError):  # mathtext does not know \begin{cases} and friends
-            return None
+def density_witness(curves: Any, claimed_epsilon: Optional[float], key: str) -> str:
+    """A density witness: both densities around the witness value (top) and their log ratio with
+    the claimed ε and the witness value marked (bottom).  ``curves`` is an
+    :class:`~dpverify.evidence.DensityCurves`; a None log ratio (a density is 0) is a gap."""
+    with matplotlib.rc_context(_BASE_RC):
+        fig = _figure(5.2, 4.4)
+        top, bottom = fig.subplots(2, 1, sharex=True)
+        top.plot(curves.v, curves.density, color="#4c72b0", linewidth=1.4, label="density under X")
+        top.plot(curves.v, curves.density_prime, color="#dd8452", linewidth=1.4, linestyle="--",
+                 label="density under X'")
+        top.set_ylabel(f"density of {curves.slot}")
+        top.legend(loc="lower center", bbox_to_anchor=(0.5, 1.0), ncol=2, frameon=False, fontsize=8)
+        ratio = [math.nan if r is None else r for r in curves.log_ratio]
+        bottom.plot(curves.v, ratio, color="#333333", linewidth=1.4, label="ln(density X / density X')")
+        if claimed_epsilon is not None:
+            bottom.axhline(claimed_epsilon, color=COLOURS["refuted"], linestyle="--", linewidth=1,
+                           label="claimed ε")
+        bottom.set_ylabel("log ratio")
+        bottom.set_xlabel(f"released value {curves.slot}")
+        bottom.legend(loc="best", frameon=False, fontsize=8)
+        for ax in (top, bottom):
+            ax.axvline(curves.at, color="#888888", linestyle=":", linewidth=1)
+            ax.grid(True, linewidth=0.4, color="#dddddd")
+        fig.tight_layout()
+        return _svg(fig, key)
 
 
 def _short(text: str, width: int = 18) -> str:

@@ -3,16 +3,17 @@ prediction) and same distribution."""
 from __future__ import annotations
 
 import math
+from decimal import Context as Decimals
 from decimal import Decimal, InvalidOperation
 from typing import Optional
 
 from ..evidence import PredictionEvidence, PrivacyEvidence, privacy_view
-from ..results import ClaimResult, PointResult, Status
+from ..results import ClaimResult, PointResult
 from ..dsl.claims import Claim
 from . import plots
 from .blocks import Block, Code, Figure, Heading, Table
-from .sections import (MAX_ROWS, Context, params, point_messages, section, short, source_of, to_float,
-                       witness_pairs)
+from .section_parts import (MAX_ROWS, Context, boxed, compare, params, point_messages, section, short, source_of, to_float,
+                            witness_box, witness_items)
 
 
 # ----- privacy -------------------------------------------------------------------------------
@@ -54,7 +55,7 @@ def privacy(claim: ClaimResult, decl: Optional[Claim], ctx: Context) -> list[Blo
         out.append(Table(("parameters", "query point", "achieved ε"), tuple(by_query), (2,),
                          "Private prediction: the achieved ε at each query point."))
     for index, p in enumerate(claim.points):
-        if p.status == Status.REFUTED and p.witness is not None:
+        if boxed(p):
             out += _privacy_witness(claim, p, index, ctx)
     return out + point_messages(claim, ctx)
 
@@ -73,25 +74,63 @@ def _slack(e: PrivacyEvidence) -> str:
 
 
 def _privacy_witness(claim: ClaimResult, p: PointResult, index: int, ctx: Context) -> list[Block]:
-    assert p.witness is not None
-    density = isinstance(p.witness.output, str) and " at v" in p.witness.output  # released noisy values
-    labels = ("X", "X'", "output o", "density p(o | X)", "density p(o | X')") if density else None
-    out: list[Block] = [Heading(f"Witness at {params(p)}"),
-                        witness_pairs(p.witness, labels) if labels else witness_pairs(p.witness)]
-    laws = privacy_view(p.evidence).witness_laws
+    """The witness box (moved first in the section by the page), then the plots and laws behind it."""
+    w = p.witness
+    assert w is not None
+    levels = privacy_view(p.evidence)
+    event = levels.claimed_delta not in (None, "0") and to_float(levels.claimed_delta) != 0
+    labels = ("X", "X'", "event S", "P(S | X)", "P(S | X')") if event else ("X", "X'", "output o", "P(o | X)",
+                                                                             "P(o | X')")
+    out: list[Block] = [witness_box(p, ctx, witness_items(w, labels), _verdict(p, levels))]
+    curves = levels.density_curves
+    if curves is not None and curves.v:
+        name = ctx.name(claim.claim_id, f"density-{index}")
+        out += [Heading(f"Both densities around the witness at {params(p)}"),
+                Figure(plots.density_witness(curves, to_float(levels.claimed_epsilon), name),
+                       f"The densities of {curves.slot} under X = {w.x!r} and X' = {w.x_prime!r} around "
+                       f"v = {curves.at:g} (top), and their log ratio against the claimed ε (bottom).", name)]
+    laws = levels.witness_laws
     if laws is not None and laws.outputs:
         outputs = [str(o) for o in laws.outputs]
         probs = [to_float(v) or 0.0 for v in laws.p]
         probs_prime = [to_float(v) or 0.0 for v in laws.p_prime]
         name = ctx.name(claim.claim_id, f"witness-{index}")
-        out.append(Figure(plots.witness_laws(outputs, probs, probs_prime, name),
-                          f"The two output distributions of the witness pair X = {p.witness.x!r}, "
-                          f"X' = {p.witness.x_prime!r}, side by side.", name))
+        out += [Heading(f"Both output laws of the witness pair at {params(p)}"),
+                Figure(plots.witness_laws(outputs, probs, probs_prime, name),
+                       f"The two output distributions of the witness pair X = {w.x!r}, "
+                       f"X' = {w.x_prime!r}, side by side.", name)]
         rows = tuple((o, a, b) for o, a, b in zip(outputs, laws.p, laws.p_prime))
         caption = "Both laws, exactly as certified" + (
             f" (the first {MAX_ROWS} of {len(rows)} outputs; all in report.json)" if len(rows) > MAX_ROWS else "")
         out.append(Table(("output o", "P(o | X)", "P(o | X')"), rows[:MAX_ROWS], (1, 2), caption))
     return out
+
+
+def _verdict(p: PointResult, levels: PrivacyEvidence) -> str:
+    """The witness against the bound that was claimed: the ratio against e^ε, or (with δ) the excess
+    P(S|X) − e^ε P(S|X') against δ.  Display only (10 digits): the check decided, certified."""
+    w = p.witness
+    assert w is not None
+    try:
+        eps = Decimal(levels.claimed_epsilon) if levels.claimed_epsilon is not None else None
+        bound = Decimals(prec=40).exp(eps) if eps is not None else None
+        delta = Decimal(levels.claimed_delta) if levels.claimed_delta is not None else Decimal(0)
+        first, second = Decimal(w.p), Decimal(w.p_prime)
+    except InvalidOperation:
+        return ""
+    if eps is None or bound is None:
+        return ""
+    claimed = f"the claimed bound (ε = {short(levels.claimed_epsilon)}"
+    claimed += f", δ = {short(levels.claimed_delta)})" if delta else ")"
+    if delta:
+        excess = first - bound * second
+        return (f"P(S | X) − e^ε · P(S | X') = {short(str(excess))} {compare(str(excess), str(delta))} δ = "
+                f"{short(levels.claimed_delta)}: {claimed}")
+    if second == 0:
+        return f"{'density' if w.quantity == 'density' else 'P(o | X)'} > 0 under X and 0 under X': " \
+               f"the ratio is infinite, above e^ε = {short(str(bound))}, {claimed}"
+    ratio = Decimal(w.ratio) if w.ratio is not None else first / second
+    return f"ratio {short(str(ratio))} {compare(str(ratio), str(bound))} e^ε = {short(str(bound))}, {claimed}"
 
 
 # ----- same distribution ---------------------------------------------------------------------
@@ -105,8 +144,8 @@ def same_distribution(claim: ClaimResult, decl: Optional[Claim], ctx: Context) -
     if code is not None:
         out += [Heading(f"The other program: {getattr(other, '__name__', 'other')}"), Code(code, "python")]
     for p in claim.points:
-        if p.status == Status.REFUTED and p.witness is not None:
-            out += [Heading(f"Witness at {params(p)}"),
-                    witness_pairs(p.witness, ("dataset", "dataset", "output o", "P(o) under the mechanism",
-                                              "P(o) under the other program"))]
+        if boxed(p) and p.witness is not None:
+            items = witness_items(p.witness, ("dataset", "dataset", "output o", "P(o) under the mechanism",
+                                              "P(o) under the other program"))
+            out.append(witness_box(p, ctx, (items[0], *items[2:])))
     return out + point_messages(claim, ctx)

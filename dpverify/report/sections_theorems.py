@@ -7,12 +7,13 @@ from typing import Optional
 
 import sympy
 
-from ..evidence import SampleComplexityEvidence, SensitivityEvidence
-from ..results import ClaimResult, Status
 from ..dsl.claims import Claim
-from . import plots
+from ..evidence import SampleComplexityEvidence, SensitivityEvidence
+from ..results import ClaimResult, PointResult
+from . import maths, plots
 from .blocks import Block, Figure, Heading, Math, Pairs, Paragraph, Table
-from .sections import Context, math_block, params, point_messages, section, short, to_float, witness_pairs
+from .section_parts import (Context, boxed, compare, math_block, params, point_messages, section, short, to_float,
+                            witness_box, witness_items)
 
 
 # ----- sensitivity ---------------------------------------------------------------------------
@@ -21,22 +22,23 @@ from .sections import Context, math_block, params, point_messages, section, shor
 def sensitivity(claim: ClaimResult, decl: Optional[Claim], ctx: Context) -> list[Block]:
     """The claimed and derived sensitivity and each derivation step, as LaTeX."""
     out: list[Block] = []
-    for index, p in enumerate(claim.points):
+    for p in claim.points:
         ev = p.evidence if isinstance(p.evidence, SensitivityEvidence) else SensitivityEvidence()
-        key = ctx.name(claim.claim_id, f"math-{index}")
-        claimed = getattr(decl, "equals", None) if decl is not None else ev.claimed
-        if claimed is not None:
-            out.append(math_block(claimed, "claimed Δ", f"{key}-claimed"))
+        claimed = getattr(decl, "bound", None) if decl is not None else None
+        if claimed is not None or ev.claimed is not None:  # the claim's own expression, else the check's text
+            exact = getattr(decl, "exact", True)
+            out.append(math_block(claimed if claimed is not None else ev.claimed,
+                                  "claimed Δ" if exact else "claimed Δ (an upper bound)"))
         if ev.derived is not None:
-            out.append(math_block(ev.derived, "derived Δ", f"{key}-derived"))
+            out.append(math_block(ev.derived, "derived Δ"))
         facts = [(k, str(v)) for k, v in (("relation", ev.relation), ("n_min", ev.n_min)) if v is not None]
         if facts:
             out.append(Pairs(tuple(facts)))
         steps = ev.steps or []
         if steps:
             out.append(Heading("Derivation"))
-            for step, (text, expr) in enumerate(steps):
-                out.append(math_block(expr, str(text), f"{key}-step{step}"))
+            for text, expr in steps:
+                out.append(math_block(expr, str(text)))
         if ev.loose:
             loose = ev.loose
             out.append(Paragraph(f"At n = {loose.get('n')} the claim gives {loose.get('claimed')}, the exact "
@@ -44,14 +46,29 @@ def sensitivity(claim: ClaimResult, decl: Optional[Claim], ctx: Context) -> list
         if ev.enumerated:
             rows = tuple((str(k), str(v)) for k, v in sorted(ev.enumerated.items(), key=lambda kv: int(kv[0])))
             out.append(Table(("n", "Δ(n) by enumeration"), rows, (0, 1), "Measured sensitivity"))
-        if p.status == Status.REFUTED and p.witness is not None:
-            out.append(Heading("Counterexample"))
-            out.append(witness_pairs(p.witness, ("X", "X'", "candidate", "q(X)", "q(X')")))
-            extra = [(k, str(v)) for k, v in (("n", ev.n), ("claimed_at_n", ev.claimed_at_n), ("exact", ev.exact),
-                                               ("change", ev.change)) if v is not None]
-            if extra:
-                out.append(Pairs(tuple(extra)))
+        if boxed(p) and p.witness is not None:
+            items = witness_items(p.witness, ("X", "X'", "candidate", "q(X)", "q(X')"))
+            extra = tuple((k, str(v)) for k, v in (("n", ev.n), ("claimed Δ at n", ev.claimed_at_n),
+                                                   ("exact Δ at n", ev.exact), ("change", ev.change))
+                          if v is not None)
+            out.append(witness_box(p, ctx, items + extra, _change(p.witness.p, p.witness.p_prime, ev),
+                                   _counterexample(p)))
     return out + point_messages(claim, ctx)
+
+
+def _counterexample(p: PointResult) -> str:
+    return f"Counterexample at {params(p)}" if p.params else "Counterexample"
+
+
+def _change(value: str, value_prime: str, ev: SensitivityEvidence) -> str:
+    """|q(X) − q(X')| against the claimed Δ at the witness's n, when sympy compares them exactly."""
+    claimed = maths.parse(ev.claimed_at_n) if ev.claimed_at_n is not None else None
+    first, second = maths.parse(value), maths.parse(value_prime)
+    if claimed is None or first is None or second is None:
+        return ""
+    change = sympy.Abs(first - second)
+    above = sympy.simplify(change - claimed).is_positive
+    return f"|q(X) − q(X')| = {change} > {claimed}, the claimed Δ at n = {ev.n}" if above else ""
 
 
 # ----- formulas ------------------------------------------------------------------------------
@@ -63,27 +80,33 @@ _RELATION = {"identity": "=", "inequality": r"\leq"}
 def formula(claim: ClaimResult, decl: Optional[Claim], ctx: Context) -> list[Block]:
     """The statement with its conditions, and the counterexample when it is refuted."""
     out: list[Block] = []
-    if decl is not None and hasattr(decl, "lhs"):
-        rel = r"<" if getattr(decl, "strict", False) else _RELATION.get(claim.kind, "=")
-        key = ctx.name(claim.claim_id, "statement")
-        latex = f"{sympy.latex(decl.lhs)} {rel} {sympy.latex(decl.rhs)}"
-        text = f"{decl.lhs} {'=' if rel == '=' else ('<' if rel == '<' else '<=')} {decl.rhs}"
-        out.append(Math(latex, text, plots.math_svg(latex, key), "formula"))
+    if decl is not None and hasattr(decl, "lhs") and hasattr(decl, "rhs"):
+        relation = "=" if claim.kind == "identity" else ("<" if getattr(decl, "strict", False) else "<=")
+        text = f"{decl.lhs} {relation} {decl.rhs}"
+        out.append(Math(maths.relation_latex(decl.lhs, relation, decl.rhs), text,
+                        _display(maths.relation_mathml(decl.lhs, relation, decl.rhs)), "formula"))
         where = getattr(decl, "where", ())
         if where:
-            latex = r",\quad ".join(sympy.latex(c) for c in where)
-            out.append(Math(latex, ", ".join(str(c) for c in where),
-                            plots.math_svg(latex, f"{key}-where"), "where"))
+            out.append(Math(r",\quad ".join(maths.latex(c) for c in where), ", ".join(str(c) for c in where),
+                            _display("<math><mo>,</mo><mspace width=\"1em\"></mspace></math>".join(
+                                maths.mathml(c) for c in where)), "where"))
     for p in claim.points:
         w = p.witness
-        if p.status == Status.REFUTED and w is not None:
-            out.append(Heading("Counterexample"))
+        if boxed(p) and w is not None:
             values = w.x if isinstance(w.x, dict) else {}
-            rows = tuple((str(k), str(v)) for k, v in sorted(values.items(), key=lambda kv: str(kv[0])))
-            if rows:
-                out.append(Table(("symbol", "value"), rows, (1,)))
-            out.append(Pairs((("left-hand side", w.p), ("right-hand side", w.p_prime))))
+            items = tuple((str(k), str(v)) for k, v in sorted(values.items(), key=lambda kv: str(kv[0])))
+            sides = (("left-hand side", w.p), ("right-hand side", w.p_prime))
+            sign = compare(w.p, w.p_prime)
+            claimed = {"identity": "=", "inequality": "<" if getattr(decl, "strict", False) else "≤"}.get(claim.kind)
+            verdict = (f"left-hand side {sign} right-hand side here, against the claimed {claimed}"
+                       if sign and claimed else "")
+            out.append(witness_box(p, ctx, items + sides, verdict, _counterexample(p)))
     return out + point_messages(claim, ctx)
+
+
+def _display(inline: str) -> str:
+    """Inline ``<math>`` pieces as one displayed formula that may wrap between its terms."""
+    return f'<span class="display-math">{inline}</span>'
 
 
 # ----- sample complexity ---------------------------------------------------------------------
@@ -109,8 +132,10 @@ def sample_complexity(claim: ClaimResult, decl: Optional[Claim], ctx: Context) -
         out.append(Figure(plots.failure_curves(panels, name), "Failure probability against the sample size n; "
                           "the guarantee holds where the curve is below the dashed β.", name))
     for p in claim.points:
-        if p.status == Status.REFUTED and p.witness is not None:
-            out += [Heading(f"Counterexample at {params(p)}"),
-                    Pairs((("n", repr(p.witness.x)), ("event", str(p.witness.output)),
-                           ("P[event]", p.witness.p), ("β", p.witness.p_prime)))]
+        w = p.witness
+        if boxed(p) and w is not None:
+            items = (("n", repr(w.x)), ("event", str(w.output)), ("P[event]", w.p), ("β", w.p_prime))
+            sign = compare(w.p, w.p_prime)
+            verdict = f"P[event] = {short(w.p)} {sign} β = {short(w.p_prime)} at n = {w.x!r}" if sign else ""
+            out.append(witness_box(p, ctx, items, verdict, _counterexample(p)))
     return out + point_messages(claim, ctx)

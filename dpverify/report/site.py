@@ -12,12 +12,16 @@ extended with
 Deterministic: without ``timings`` each point's ``seconds`` is null and the
 durations inside messages are removed (see :func:`.model.scrub`).  Files a
 previous report listed in its ``report.json`` and this one no longer writes
-(a spec that was removed) are deleted; nothing else in the directory is touched.
+(a spec that was removed) are gone; nothing else in the directory is touched.  Writing
+is atomic (:func:`write`): a temporary directory renamed into place.
 """
 from __future__ import annotations
 
 import json
 import math
+import os
+import shutil
+import tempfile
 from pathlib import Path
 from typing import Any, Optional
 
@@ -99,18 +103,74 @@ def render(report: Report, settings: Settings, exit_code: int) -> dict[str, str]
 
 
 def write(report: Report, out: Path, settings: Settings, exit_code: int) -> list[str]:
-    """Render the report into ``out`` and return the files written (relative, sorted)."""
+    """Render the report into ``out`` and return the files written (relative, sorted).
+
+    Atomic: the whole report is built in a temporary directory next to ``out`` (same
+    filesystem) and renamed into place; an existing ``out`` is renamed aside first and
+    removed once the new one is in.  Files in ``out`` that the previous report did not
+    write (a README, a .gitattributes) are carried over as hard links (copies where links
+    fail); the previous report's files are not, so a spec that was removed loses its pages.
+    An error at any point leaves ``out`` as it was and no temporary directory behind.
+    """
     files = render(report, settings, exit_code)
-    out.mkdir(parents=True, exist_ok=True)
-    for name in _previous(out):
-        if name not in files:
-            (out / name).unlink(missing_ok=True)
-    for name, text in files.items():
-        target = out / name
-        target.parent.mkdir(parents=True, exist_ok=True)
-        with open(target, "w", encoding="utf-8", newline="\n") as handle:
-            handle.write(text)
+    target = Path(os.path.realpath(out))
+    if target.exists() and not target.is_dir():
+        raise NotADirectoryError(f"{out} exists and is not a directory")
+    target.parent.mkdir(parents=True, exist_ok=True)
+    staging = Path(tempfile.mkdtemp(prefix=f".{target.name}.", suffix=".new", dir=target.parent))
+    try:
+        os.chmod(staging, target.stat().st_mode & 0o7777 if target.is_dir() else 0o777 & ~_umask())
+        if target.is_dir():
+            _carry_over(target, staging, set(_previous(target)) | {"report.json"})
+        for name, text in files.items():
+            path = staging / name
+            path.parent.mkdir(parents=True, exist_ok=True)
+            with open(path, "w", encoding="utf-8", newline="\n") as handle:
+                handle.write(text)
+        _swap(staging, target)
+    except BaseException:
+        shutil.rmtree(staging, ignore_errors=True)
+        raise
     return list(files)
+
+
+def _umask() -> int:
+    current = os.umask(0)
+    os.umask(current)
+    return current
+
+
+def _carry_over(old: Path, new: Path, reported: set[str]) -> None:
+    """Hard-link (or copy) into ``new`` every file of ``old`` that no report wrote."""
+    for root, dirs, names in os.walk(old):
+        dirs.sort()
+        base = Path(root).relative_to(old)
+        for name in sorted(names) + [d for d in dirs if os.path.islink(os.path.join(root, d))]:
+            relative = (base / name).as_posix()
+            if relative in reported:
+                continue
+            source, dest = Path(root) / name, new / base / name
+            dest.parent.mkdir(parents=True, exist_ok=True)
+            try:
+                os.link(source, dest, follow_symlinks=False)
+            except OSError:
+                shutil.copy2(source, dest, follow_symlinks=False)
+
+
+def _swap(staging: Path, target: Path) -> None:
+    """Rename ``staging`` to ``target``; an existing ``target`` goes aside first, is put back if the
+    rename fails, and is removed after it succeeds."""
+    if not target.exists():
+        os.rename(staging, target)
+        return
+    aside = staging.with_name(staging.name[:-len(".new")] + ".old")
+    os.rename(target, aside)
+    try:
+        os.rename(staging, target)
+    except BaseException:
+        os.rename(aside, target)
+        raise
+    shutil.rmtree(aside, ignore_errors=True)
 
 
 def _previous(out: Path) -> list[str]:
