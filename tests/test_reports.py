@@ -354,14 +354,15 @@ def density_files(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
 def test_witness_comes_first_and_its_sentence_is_said_once(evil_files: dict[str, str]) -> None:
     messages = [p["message"] for p in json.loads(evil_files["report.json"])["specs"][0]["claims"][0]["points"]]
     assert len(messages) == 2
-    for name, escaped in (("evil.leaky.md", lambda m: str(escape(m))), ("evil.leaky.html", lambda m: str(markupsafe.escape(m)))):
+    for name, escaped in (("evil.leaky.md", lambda m: str(escape(m))),
+                          ("evil.leaky.html", lambda m: str(markupsafe.escape(m)))):
         page = evil_files[name]
         section = _claim_section(page, "claim-half-script-")
         witness = section.index("Witness at eps=1/2")
         assert witness < section.index("claimed ε") and witness < section.index("Both output laws")
         for message in messages:  # in its witness box, and nowhere else (not the header, not a list)
             assert page.count(escaped(message)) == 1, (name, message)
-        assert escaped("the claimed bound (ε = 0.25)") in section  # the ratio against e^(eps/2) at eps = 1/2
+        assert escaped("> e^ε = 1.284025417 (claimed: ε = 0.25)") in section  # the ratio against e^(eps/2), eps = 1/2
         assert "Messages per grid point" not in section
 
 

@@ -118,7 +118,8 @@ def witness_items(w: Witness, labels: tuple[str, ...] = ("X", "X'", "output o", 
     if w.quantity == "density":
         labels = (labels[0], labels[1], "where", "density under X", "density under X'")
         output = density_at(w.output)
-    items = [(labels[0], repr(w.x)), (labels[1], repr(w.x_prime))] + ([(labels[2], output)] if w.output is not None else [])
+    items = [(labels[0], repr(w.x)), (labels[1], repr(w.x_prime))]
+    items += [(labels[2], output)] if w.output is not None else []
     items += [(labels[3], w.p), (labels[4], w.p_prime)]
     if w.ratio is not None:
         items.append(("ratio", w.ratio))

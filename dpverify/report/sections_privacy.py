@@ -12,8 +12,8 @@ from ..results import ClaimResult, PointResult
 from ..dsl.claims import Claim
 from . import plots
 from .blocks import Block, Code, Figure, Heading, Table
-from .section_parts import (MAX_ROWS, Context, boxed, compare, params, point_messages, section, short, source_of, to_float,
-                            witness_box, witness_items)
+from .section_parts import (MAX_ROWS, Context, boxed, compare, params, point_messages, section, short, source_of,
+                            to_float, witness_box, witness_items)
 
 
 # ----- privacy -------------------------------------------------------------------------------
@@ -35,7 +35,8 @@ def privacy(claim: ClaimResult, decl: Optional[Claim], ctx: Context) -> list[Blo
                                       "40 in report.json). Achieved ε is the exact largest privacy loss "
                                       "over every neighbouring pair of the universe.")]
     marks = [(c, to_float(e.achieved_epsilon) if e.achieved_epsilon != "inf" else math.inf, p.status.value)
-             for p, e in zip(claim.points, levels) if (c := to_float(e.claimed_epsilon)) is not None and e.achieved_epsilon]
+             for p, e in zip(claim.points, levels)
+             if (c := to_float(e.claimed_epsilon)) is not None and e.achieved_epsilon]
     marks = [(c, a, s) for c, a, s in marks if a is not None]
     if marks:
         name = ctx.name(claim.claim_id, "epsilon")
@@ -120,17 +121,20 @@ def _verdict(p: PointResult, levels: PrivacyEvidence) -> str:
         return ""
     if eps is None or bound is None:
         return ""
-    claimed = f"the claimed bound (ε = {short(levels.claimed_epsilon)}"
-    claimed += f", δ = {short(levels.claimed_delta)})" if delta else ")"
+    claimed = f"(claimed: ε = {short(levels.claimed_epsilon)}" + (f", δ = {short(levels.claimed_delta)})"
+                                                                 if delta else ")")
     if delta:
         excess = first - bound * second
-        return (f"P(S | X) − e^ε · P(S | X') = {short(str(excess))} {compare(str(excess), str(delta))} δ = "
-                f"{short(levels.claimed_delta)}: {claimed}")
+        return (f"P(S | X) − e^ε · P(S | X') = {short(str(excess))} {compare(str(excess), str(delta))} "
+                f"δ = {short(levels.claimed_delta)} {claimed}")
     if second == 0:
-        return f"{'density' if w.quantity == 'density' else 'P(o | X)'} > 0 under X and 0 under X': " \
-               f"the ratio is infinite, above e^ε = {short(str(bound))}, {claimed}"
+        if first <= 0:
+            return ""
+        quantity = "the density" if w.quantity == "density" else "the probability"
+        return (f"{quantity} is 0 under X' and not under X: the ratio is infinite, above e^ε = {short(str(bound))} "
+                f"{claimed}")
     ratio = Decimal(w.ratio) if w.ratio is not None else first / second
-    return f"ratio {short(str(ratio))} {compare(str(ratio), str(bound))} e^ε = {short(str(bound))}, {claimed}"
+    return f"ratio {short(str(ratio))} {compare(str(ratio), str(bound))} e^ε = {short(str(bound))} {claimed}"
 
 
 # ----- same distribution ---------------------------------------------------------------------
