@@ -4,14 +4,21 @@ of how results are displayed.
 """
 from __future__ import annotations
 
+import contextlib
 import os
-import shlex
-from collections.abc import Callable
-from dataclasses import dataclass, field
+import signal
+import sys
+import threading
+import time
+from collections.abc import Callable, Iterator
+
 from pathlib import Path
 from typing import Any, Optional
 
-from .checks import ClaimResult, Options, PointResult, Status, Workspace, check_point
+from .checks import Workspace, check_point
+from .options import Options
+from .replay import relative
+from .results import ClaimResult, PointResult, Report, SpecReport, Status
 from .dsl.claims import Claim
 from .dsl.params import Point, point_label
 from .dsl.spec import Spec
@@ -20,58 +27,10 @@ from .loader import discover, load
 from .selection import Plan, select
 
 
-@dataclass
-class SpecReport:
-    path: str
-    name: str
-    claims: list[ClaimResult] = field(default_factory=list)
-    error: Optional[str] = None
-    spec: Optional[Spec] = None  # what was checked, for writers that show it (reports)
-
-
-@dataclass
-class Report:
-    specs: list[SpecReport]
-    options: Options = field(default_factory=Options)  # how the claims were checked, for replay commands
-
-    def statuses(self) -> list[str]:
-        out = [c.status.value for s in self.specs for c in s.claims]
-        return out + ["error" for s in self.specs if s.error]
-
-    def unexpected(self) -> list[ClaimResult]:
-        """Claims that neither hold nor fail the way they are declared to."""
-        return [c for s in self.specs for c in s.claims if not c.as_expected]
-
-
-def relative(path: str) -> str:
-    """Show paths relative to the working directory when they are inside it."""
-    try:
-        return os.path.relpath(path) if os.path.isabs(path) and not os.path.relpath(path).startswith("..") else path
-    except ValueError:
-        return path
-
-
 def render_error(err: SpecError) -> str:
     if err.file:
         err.file = relative(err.file)
     return err.render()
-
-
-def replay_command(path: str, spec: str, claim: str, params: dict[str, str],
-                   options: Optional[Options] = None) -> str:
-    """The ``dpverify check`` command that re-runs one claim at one point with the same options,
-    quoted for a shell."""
-    words = ["dpverify", "check", path, "--spec", spec, "--claim", claim]
-    for name, value in params.items():
-        words += ["--point", f"{name}={value}"]
-    default = Options()
-    if options is not None and options.precision != default.precision:
-        words += ["--precision", str(options.precision)]
-    if options is not None and options.max_work != default.max_work:
-        words += ["--max-work", str(options.max_work)]
-    if options is not None and options.proofs != default.proofs:
-        words.append("--no-proofs")
-    return " ".join(shlex.quote(w) for w in words)
 
 
 def run_point(path: str, spec: Spec, claim: Claim, point: Point, ws: Workspace) -> PointResult:
@@ -170,7 +129,7 @@ def _check_files(work: list[tuple[Path, list[Spec]]], plans: dict[int, Plan], op
             while pending and len(running) < jobs:
                 path, specs = pending.pop(0)
                 receiver, sender = context.Pipe(duplex=False)
-                process = context.Process(target=_worker, args=(sender, path, specs, plans, options))
+                process = context.Process(target=_worker, args=(sender, path, specs, plans, options, os.getpid()))
                 process.start()
                 sender.close()
                 running[receiver] = (process, path, specs, [])
@@ -189,15 +148,17 @@ def _check_files(work: list[tuple[Path, list[Spec]]], plans: dict[int, Plan], op
                 receiver.close()
                 process.join()
                 results[path] = payload if kind == "done" else _failed(path, specs, payload, process.exitcode, done)
-    finally:
-        for process, *_ in running.values():
-            process.terminate()
-            process.join()
+    finally:  # also on an interruption: no worker outlives the run
+        stop_workers([process for process, *_ in running.values()])
+        for receiver in running:
+            receiver.close()
     return results
 
 
-def _worker(sender: Any, path: Path, specs: list[Spec], plans: dict[int, Plan], options: Options) -> None:
+def _worker(sender: Any, path: Path, specs: list[Spec], plans: dict[int, Plan], options: Options,
+            parent: int) -> None:
     """In a forked process: check one file's specs and send back the reports (or what stopped them)."""
+    become_worker(parent)
     try:
         message = ("done", [_check_spec(path, s, plans[id(s)], options, lambda label: sender.send(("point", label)))
                             for s in specs])
@@ -224,6 +185,76 @@ def _failed(path: Path, specs: list[Spec], reason: Optional[str], exitcode: Opti
         error = SpecError(f"internal error while checking this file: {reason}", "please report it",
                           file=relative(str(path)))
     return [SpecReport(str(path), spec.name, error=error.render()) for spec in specs]
+
+
+class Interrupted(KeyboardInterrupt):
+    """The run was stopped by SIGINT or SIGTERM (``signum``); a KeyboardInterrupt, so every
+    ``finally`` that stops workers runs on either."""
+
+    def __init__(self, signum: int) -> None:
+        super().__init__(signal.Signals(signum).name)
+        self.signum = signum
+
+    @property
+    def exit_code(self) -> int:
+        """The shell's convention: 128 + the signal number (130 for SIGINT, 143 for SIGTERM)."""
+        return 128 + self.signum
+
+
+@contextlib.contextmanager
+def interruptible() -> Iterator[None]:
+    """While the block runs, SIGINT and SIGTERM raise :class:`Interrupted` in the main thread
+    (once: a second signal during the clean-up is ignored), so the worker pool is stopped and
+    the caller can exit with a message.  SIGINT is handled even where it was inherited ignored
+    (a ``&`` job of a non-interactive shell), as ``kill -INT`` is a request to stop.  Outside the
+    main thread signals cannot be caught: there the block runs as is."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    stopping = False
+
+    def handler(signum: int, frame: Any) -> None:
+        nonlocal stopping
+        if not stopping:
+            stopping = True
+            raise Interrupted(signum)
+
+    previous = {s: signal.signal(s, handler) for s in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        yield
+    finally:
+        for signum, old in previous.items():
+            signal.signal(signum, old)
+
+
+def become_worker(parent: int) -> None:
+    """In a forked worker process: leave SIGINT to the parent (which stops the workers), die
+    of SIGTERM at once, and die with the parent (Linux: ``PR_SET_PDEATHSIG``; elsewhere the
+    parent's clean-up stops its workers).  ``parent`` is the pid of the process that forked this one."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    if sys.platform.startswith("linux"):
+        try:
+            import ctypes
+            libc = ctypes.CDLL(None, use_errno=True)
+            libc.prctl(1, signal.SIGKILL, 0, 0, 0)  # PR_SET_PDEATHSIG
+        except (OSError, AttributeError):  # no prctl in this libc: the parent's clean-up remains
+            pass
+    if os.getppid() != parent:  # the parent died before the death signal was armed
+        os._exit(1)
+
+
+def stop_workers(processes: list[Any], grace: float = 1.0) -> None:
+    """Terminate worker processes, and kill those still alive after ``grace`` seconds."""
+    for process in processes:
+        process.terminate()
+    deadline = time.monotonic() + grace
+    for process in processes:
+        process.join(max(0.0, deadline - time.monotonic()))
+    for process in processes:
+        if process.is_alive():
+            process.kill()
+            process.join()
 
 
 def default_jobs() -> int:

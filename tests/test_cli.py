@@ -119,3 +119,56 @@ def test_parallel_workers_give_the_same_report_in_the_same_order() -> None:
     sequential, parallel = run("1"), run("2")
     assert [s["name"] for s in sequential["specs"]] == [s["name"] for s in parallel["specs"]]
     assert sequential == parallel
+
+
+# Bad values refused by the CLI and (for the options it has) the pytest plugin, with the same words:
+# (CLI flag, value, words of the message).  tests/test_pytest_plugin.py runs the plugin's share.
+BAD_OPTIONS = [
+    ("--precision", "10", "10 is out of range: give 15 to 10000 significant digits"),
+    ("--precision", "10001", "10001 is out of range: give 15 to 10000 significant digits"),
+    ("--precision", "many", "'many' is not a whole number"),
+    ("--max-work", "0", "0 is out of range: give a limit of at least 1"),
+    ("--jobs", "0", "0 is out of range: give at least 1 worker process"),
+    ("--point", "eps", "'eps' is not NAME=VALUE: write e.g. --point eps=1/2"),
+]
+
+
+def test_bad_option_values_are_usage_errors_naming_the_option_and_the_range(tmp_path, monkeypatch) -> None:
+    (tmp_path / "rr.py").write_text(SPEC.replace("CLAIM", "eps"))
+    monkeypatch.chdir(tmp_path)
+    for command in ("check", "report"):
+        for flag, value, words in BAD_OPTIONS:
+            out = ["--out", "site"] if command == "report" else []
+            result = CliRunner().invoke(main, [command, "rr.py", *out, flag, value])
+            assert result.exit_code == 2, (command, flag, value, result.output)
+            assert f"{flag} {words}" in " ".join(result.output.split()), result.output
+            assert "Traceback" not in result.output
+    assert not (tmp_path / "site").exists()  # refused before anything ran
+
+
+def test_report_takes_the_selection_and_work_options_of_check(tmp_path, monkeypatch) -> None:
+    """One option set: the report covers only the selected claim and point, checked as asked."""
+    (tmp_path / "rr.py").write_text(SPEC.replace("CLAIM", "eps), dp.private(eps / 2, id='halved'"))
+    monkeypatch.chdir(tmp_path)
+    result = CliRunner().invoke(main, ["report", "rr.py", "--out", "site", "--claim", "private", "--point", "eps=1",
+                                       "--precision", "30", "--no-proofs", "--max-work", "1000", "--jobs", "1",
+                                       "-q"])
+    assert result.exit_code == 0, result.output  # the refuted claim 'halved' is not selected
+    doc = json.loads((tmp_path / "site" / "report.json").read_text())
+    claims = doc["specs"][0]["claims"]
+    assert [c["id"] for c in claims] == ["private"]
+    assert [p["params"] for p in claims[0]["points"]] == [{"eps": "1"}]
+    assert claims[0]["status"] == "verified"  # --no-proofs: the grid check only
+    assert doc["report"]["precision"] == 30 and doc["report"]["proofs"] is False
+    everything = CliRunner().invoke(main, ["report", "rr.py", "--out", "all"])
+    assert everything.exit_code == 1, everything.output  # without a selection 'halved' is refuted
+    assert {c["id"] for c in json.loads((tmp_path / "all" / "report.json").read_text())["specs"][0]["claims"]} == \
+        {"private", "halved"}
+
+
+def test_the_shared_options_are_the_same_on_check_and_report() -> None:
+    from dpverify.cli import check, report
+    shared = {p.name for p in check.params} - {"as_json"}
+    assert shared <= {p.name for p in report.params}
+    assert {"precision", "max_work", "proofs", "spec_filter", "claim_filter", "point_values", "jobs", "verbose",
+            "quiet"} <= shared
