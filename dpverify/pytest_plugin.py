@@ -15,6 +15,7 @@ is collected.
 from __future__ import annotations
 
 import fnmatch
+import os
 import re
 from pathlib import Path
 from typing import Any, Optional
@@ -22,14 +23,32 @@ from typing import Any, Optional
 import pytest
 
 
+_OPTIONS = pytest.StashKey[Any]()  # the validated dpverify Options, when the command line sets any
+VERDICTS = ("proved", "verified", "refuted", "unknown", "error")  # the order the summary counts them in
+
+
 def pytest_addoption(parser: pytest.Parser) -> None:
     group = parser.getgroup("dpverify")
-    group.addoption("--dpverify-precision", type=int, default=None,
-                    help="significant digits of dpverify's certified arithmetic (default 50)")
-    group.addoption("--dpverify-max-work", type=int, default=None,
-                    help="refuse universes whose estimated enumeration work exceeds this")
+    group.addoption("--dpverify-precision", default=None,
+                    help="significant digits of dpverify's certified arithmetic, 15 to 10000 (default 50)")
+    group.addoption("--dpverify-max-work", default=None,
+                    help="refuse universes whose estimated enumeration work exceeds this (at least 1)")
     group.addoption("--dpverify-dir", default="spec",
                     help="collect *.py files inside directories with this name as dpverify specs")
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """Validate the dpverify options as the CLI does (one validator, :mod:`dpverify.options`), and
+    register the verdict summary."""
+    precision, max_work = config.getoption("--dpverify-precision"), config.getoption("--dpverify-max-work")
+    if precision is not None or max_work is not None:  # dpverify is imported only when asked for
+        from .options import OptionError, Options
+        try:
+            config.stash[_OPTIONS] = Options.validated(precision, max_work, flag="--dpverify-precision",
+                                                       work_flag="--dpverify-max-work")
+        except OptionError as err:
+            raise pytest.UsageError(str(err)) from None
+    config.pluginmanager.register(_Verdicts(config), "dpverify-verdicts")
 
 
 def _candidate(path: Path, config: pytest.Config) -> bool:
@@ -106,16 +125,14 @@ class SpecFile(pytest.File):
             yield SpecNode.from_parent(self, name=_node_name(spec.name), spec=spec, index=index)
 
     def options(self) -> Any:
-        """The check options the pytest command line sets."""
-        from .checks import Options
-        from .checks.workspace import DEFAULT_MAX_WORK, DEFAULT_PRECISION
-        return Options(precision=self.config.getoption("--dpverify-precision") or DEFAULT_PRECISION,
-                       max_work=self.config.getoption("--dpverify-max-work") or DEFAULT_MAX_WORK)
+        """The check options the pytest command line sets (validated by :func:`pytest_configure`)."""
+        from .options import Options
+        return self.config.stash.get(_OPTIONS, None) or Options()
 
     def check(self, key: tuple[int, int, int]) -> Any:
         """Check one (spec, claim, point) by index, in this file's worker process (started on
         first use; after one ends, the next check starts a fresh one)."""
-        from .runner import relative
+        from .replay import relative
         if self._worker is None:
             self._worker = _Worker(relative(str(self.path)), self.specs, self.options())
         result = self._worker.check(key)
@@ -142,7 +159,7 @@ class _Worker:
         if "fork" in multiprocessing.get_all_start_methods():
             context = multiprocessing.get_context("fork")
             self.connection, child = context.Pipe()
-            self.process = context.Process(target=self._serve, args=(child,))
+            self.process = context.Process(target=self._serve, args=(child, os.getpid()))
             self.process.start()
             child.close()
 
@@ -155,10 +172,13 @@ class _Worker:
         ws = self.workspaces.setdefault(i, Workspace(self.options))
         return run_point(self.path, spec, claim, spec.points_for(claim)[k], ws)
 
-    def _serve(self, connection: Any) -> None:
-        """In the worker process: answer each key with its result until told to stop."""
+    def _serve(self, connection: Any, parent: int) -> None:
+        """In the worker process: answer each key with its result until told to stop (or until
+        pytest is gone: the worker dies with it)."""
         from .checks import PointResult, Status
-        while (key := connection.recv()) is not None:
+        from .runner import become_worker
+        become_worker(parent)
+        while (key := _received(connection)) is not None:
             result = self._point(key)
             try:
                 connection.send(result)
@@ -200,6 +220,14 @@ class _Worker:
         self.connection.close()
 
 
+def _received(connection: Any) -> Any:
+    """The next request, or ``None`` (stop) when pytest closed its end."""
+    try:
+        return connection.recv()
+    except (EOFError, OSError):
+        return None
+
+
 class SpecNode(pytest.Collector):
     """One spec of a spec file: one item per claim and grid point."""
 
@@ -224,6 +252,7 @@ class SpecLoadError(pytest.Item):
         self.error = error
 
     def runtest(self) -> None:
+        self.user_properties.append(("dpverify_status", "error"))
         raise ClaimFailed(self.error)
 
     def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> str:
@@ -245,12 +274,12 @@ class ClaimItem(pytest.Item):
         self.spec, self.claim, self.point, self.key = spec, claim, point, key
 
     def runtest(self) -> None:
-        from .runner import relative, replay_command
+        from .replay import relative, replay_command
         spec_file = self.getparent(SpecFile)
         assert spec_file is not None
         result = spec_file.check(self.key)
-        self.user_properties.append(("dpverify_status", result.status.value))
         expected = self.claim.expect
+        self.user_properties += [("dpverify_status", result.status.value), ("dpverify_expect", expected)]
         if (result.status.value == expected) if expected else result.status.holds:
             return
         lines = [f"{result.status.value}: {self.spec.name}:{self.claim.id} ({self.claim.describe()})",
@@ -281,3 +310,75 @@ class ClaimItem(pytest.Item):
 
     def reportinfo(self) -> tuple[Path, int, str]:
         return self.path, 0, f"dpverify {self.name}"
+
+
+def _verdict(report: pytest.TestReport) -> Optional[tuple[str, Optional[str]]]:
+    """(status, expected status) of a dpverify item's call report; ``None`` for other reports."""
+    properties = dict(report.user_properties)
+    if report.when != "call" or "dpverify_status" not in properties:
+        return None
+    return properties["dpverify_status"], properties.get("dpverify_expect")
+
+
+def pytest_report_teststatus(report: pytest.TestReport, config: pytest.Config) -> Any:
+    """The verdict of a passing claim in ``pytest -v``: ``PROVED``, ``VERIFIED`` or ``REFUTED (as
+    expected)``, instead of a ``PASSED`` that does not tell a proof from a grid check.  Failures,
+    the short letters and the outcome counts stay pytest's (tools parse ``FAILED <node id>``);
+    the "dpverify verdicts" section names every verdict."""
+    verdict = _verdict(report)
+    if verdict is None or not report.passed:
+        return None
+    status, expected = verdict
+    return "passed", ".", (status.upper() + (" (as expected)" if expected else ""), {"green": True})
+
+
+class _Verdicts:
+    """Collects each dpverify item's verdict and prints the "dpverify verdicts" summary section:
+    the count per verdict, then each claim with its verdict (one line per claim when all its
+    points agree, else one per point)."""
+
+    def __init__(self, config: pytest.Config) -> None:
+        self.config = config
+        self.rows: list[tuple[str, str, Optional[str]]] = []  # node id, status, expected
+
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        verdict = _verdict(report)
+        if verdict is not None:
+            self.rows.append((report.nodeid, *verdict))
+
+    def pytest_terminal_summary(self, terminalreporter: Any) -> None:
+        if not self.rows:
+            return
+        counts: dict[str, int] = {}
+        for _, status, _ in self.rows:
+            counts[status] = counts.get(status, 0) + 1
+        order = [s for s in VERDICTS if s in counts] + sorted(set(counts) - set(VERDICTS))
+        terminalreporter.write_sep("=", "dpverify verdicts")
+        noun = "claim point" if len(self.rows) == 1 else "claim points"
+        terminalreporter.write_line(f"{len(self.rows)} {noun}: " + ", ".join(f"{counts[s]} {s}" for s in order))
+        if terminalreporter.verbosity < 0:
+            return
+        for text in self.lines():
+            terminalreporter.write_line(text)
+
+    def lines(self) -> list[str]:
+        """``verdict  claim`` lines, claims in the order they ran."""
+        claims: dict[str, list[tuple[str, str, Optional[str]]]] = {}
+        for node_id, status, expected in self.rows:
+            claims.setdefault(node_id.split("[", 1)[0], []).append((node_id, status, expected))
+        width = max(len(self._word(status, expected)) for _, status, expected in self.rows)
+        out = []
+        for claim, points in claims.items():
+            if len({(status, expected) for _, status, expected in points}) == 1:
+                _, status, expected = points[0]
+                many = f" ({len(points)} points)" if len(points) > 1 else ""
+                out.append(f"{self._word(status, expected):<{width}}  {claim if many else points[0][0]}{many}")
+            else:
+                out += [f"{self._word(status, expected):<{width}}  {node_id}" for node_id, status, expected in points]
+        return out
+
+    @staticmethod
+    def _word(status: str, expected: Optional[str]) -> str:
+        if not expected:
+            return status
+        return f"{status} (as expected)" if status == expected else f"{status} (expected {expected})"
