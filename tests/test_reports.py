@@ -293,7 +293,7 @@ def test_formula_counterexample_and_statement(tmp_path: Path, monkeypatch: pytes
     assert result.exit_code == 1, result.output
     md = (tmp_path / "out" / "wrong.wrong.md").read_text()
     assert "#### Counterexample" in md and "left-hand side" in md
-    assert "```math\n\\left(x + 1\\right)^{2} = x^{2} + 1\n```" in md
+    assert "- **statement:** $`\\left(x + 1\\right)^{2} = x^{2} + 1`$" in md and md.count("x^{2} + 1") == 2
     html = (tmp_path / "out" / "wrong.wrong.html").read_text()
     assert "<th>time</th>" in html  # --timings shows per-claim times
     doc = json.loads((tmp_path / "out" / "report.json").read_text())

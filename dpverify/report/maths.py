@@ -68,7 +68,7 @@ def _pieces(expr: Any) -> list[tuple[str, Any]]:
 
 def relation_mathml(lhs: Any, relation: str, rhs: Any) -> str:
     """``lhs relation rhs`` as inline MathML: one ``<math>`` per term, so a line may break between
-    terms (MathML itself does not break lines), joined without gaps."""
+    terms (MathML itself does not break lines), joined by spaces."""
     symbol = RELATIONS[relation][1]
     chunks = []
     for side, expr in enumerate((lhs, rhs)):
@@ -76,7 +76,7 @@ def relation_mathml(lhs: Any, relation: str, rhs: Any) -> str:
             lead = symbol if side == 1 and index == 0 else ""
             ops = "".join(f"<mo>{html.escape(o)}</mo>" for o in (lead, op) if o)
             chunks.append(f"<math>{ops}{_node(term)}</math>")
-    return "\u200b".join(chunks)
+    return " ".join(chunks)
 
 
 def latex(expr: Any) -> str:

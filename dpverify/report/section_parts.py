@@ -129,7 +129,8 @@ def witness_items(w: Witness, labels: tuple[str, ...] = ("X", "X'", "output o", 
 def witness_box(p: PointResult, ctx: Context, items: tuple[tuple[str, str], ...], verdict: str = "",
                 title: str = "") -> WitnessBox:
     """The box that opens a refuted claim's section, carrying the point's message."""
-    return WitnessBox(title or f"Witness at {params(p)}", items, verdict, ctx.text(p.message))
+    title = title or (f"Witness at {params(p)}" if p.params else "Witness")
+    return WitnessBox(title, items, verdict, ctx.text(p.message))
 
 
 def math_block(expr: Any, label: str) -> Block:

@@ -73,23 +73,15 @@ def _change(value: str, value_prime: str, ev: SensitivityEvidence) -> str:
 
 # ----- formulas ------------------------------------------------------------------------------
 
-_RELATION = {"identity": "=", "inequality": r"\leq"}
-
-
 @section("identity", "inequality")
 def formula(claim: ClaimResult, decl: Optional[Claim], ctx: Context) -> list[Block]:
-    """The statement with its conditions, and the counterexample when it is refuted."""
+    """The statement's conditions (``where``), and the counterexample when it is refuted."""
     out: list[Block] = []
-    if decl is not None and hasattr(decl, "lhs") and hasattr(decl, "rhs"):
-        relation = "=" if claim.kind == "identity" else ("<" if getattr(decl, "strict", False) else "<=")
-        text = f"{decl.lhs} {relation} {decl.rhs}"
-        out.append(Math(maths.relation_latex(decl.lhs, relation, decl.rhs), text,
-                        _display(maths.relation_mathml(decl.lhs, relation, decl.rhs)), "formula"))
-        where = getattr(decl, "where", ())
-        if where:
-            out.append(Math(r",\quad ".join(maths.latex(c) for c in where), ", ".join(str(c) for c in where),
-                            _display("<math><mo>,</mo><mspace width=\"1em\"></mspace></math>".join(
-                                maths.mathml(c) for c in where)), "where"))
+    where = getattr(decl, "where", ()) if decl is not None else ()
+    if where:  # the statement itself is typeset in the claim's header
+        out.append(Math(r",\quad ".join(maths.latex(c) for c in where), ", ".join(str(c) for c in where),
+                        _display("<math><mo>,</mo><mspace width=\"1em\"></mspace></math>".join(
+                            maths.mathml(c) for c in where)), "where"))
     for p in claim.points:
         w = p.witness
         if boxed(p) and w is not None:
@@ -98,7 +90,7 @@ def formula(claim: ClaimResult, decl: Optional[Claim], ctx: Context) -> list[Blo
             sides = (("left-hand side", w.p), ("right-hand side", w.p_prime))
             sign = compare(w.p, w.p_prime)
             claimed = {"identity": "=", "inequality": "<" if getattr(decl, "strict", False) else "≤"}.get(claim.kind)
-            verdict = (f"left-hand side {sign} right-hand side here, against the claimed {claimed}"
+            verdict = (f"left-hand side {sign} right-hand side here (claimed: {claimed})"
                        if sign and claimed else "")
             out.append(witness_box(p, ctx, items + sides, verdict, _counterexample(p)))
     return out + point_messages(claim, ctx)
