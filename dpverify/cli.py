@@ -16,6 +16,7 @@ import click
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
+from . import logs
 from .cli_options import Run, run_options
 from .errors import SpecError
 from .runner import Interrupted, Report, check_paths, default_jobs, exit_code, interruptible, render_error
@@ -65,11 +66,12 @@ def _print(report: Report, as_json: bool) -> None:
 
 
 def _run(paths: list[str], run: Run, show_progress: bool) -> Report:
-    """Check the specs under ``paths``, with a progress bar on a terminal (not with ``-q``);
-    exit 2 on a usage error.
+    """Check the specs under ``paths``, with a progress bar on a terminal (not with ``-q``) and
+    the diagnostics ``-v``/``-q`` ask for (:mod:`dpverify.logs`); exit 2 on a usage error.
 
     Whatever spec code prints goes to stderr: stdout carries only the report (``--json`` stays
     one parseable document)."""
+    logs.configure(run.verbosity)  # before the workers fork: they inherit it
     console = Console(stderr=True)
     jobs = default_jobs() if run.jobs is None else run.jobs
     selection = dict(claim_filter=run.claim_filter, point_filter=run.point_filter, spec_filter=run.spec_filter,

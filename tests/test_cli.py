@@ -172,3 +172,37 @@ def test_the_shared_options_are_the_same_on_check_and_report() -> None:
     assert shared <= {p.name for p in report.params}
     assert {"precision", "max_work", "proofs", "spec_filter", "claim_filter", "point_values", "jobs", "verbose",
             "quiet"} <= shared
+
+
+def test_verbose_logs_how_each_point_was_decided_and_quiet_logs_nothing(tmp_path) -> None:
+    """-v: one INFO line per point on stderr (from the worker processes too); stdout stays the JSON."""
+    import subprocess
+    import sys
+    (tmp_path / "rr.py").write_text(SPEC.replace("CLAIM", "eps"))
+
+    def run(*flags: str) -> subprocess.CompletedProcess:
+        return subprocess.run([sys.executable, "-m", "dpverify.cli", "check", "rr.py", "--json", "--no-proofs", *flags],
+                              cwd=tmp_path, capture_output=True, text=True, timeout=300)
+    verbose, quiet, default = run("-v"), run("-q"), run()
+    for done in (verbose, quiet, default):
+        assert done.returncode == 0, done.stderr
+        assert json.loads(done.stdout)["summary"]["verified"] == 1
+    lines = [line for line in verbose.stderr.splitlines() if line.startswith("dpverify: INFO")]
+    assert len(lines) == 2 and "rr:private [eps=1/2] verified, decided by exact enumeration" in lines[0], verbose.stderr
+    assert quiet.stderr == "" and default.stderr == ""
+
+
+def test_quiet_hides_the_progress_bar(tmp_path, monkeypatch) -> None:
+    import rich.console
+    import rich.progress
+
+    import dpverify.cli
+    (tmp_path / "rr.py").write_text(SPEC.replace("CLAIM", "eps"))
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(rich.console.Console, "is_terminal", property(lambda self: True))
+    bars = []
+    monkeypatch.setattr(dpverify.cli, "Progress", lambda *a, **k: bars.append(1) or rich.progress.Progress(*a, **k))
+    assert CliRunner().invoke(main, ["check", "rr.py", "-q"]).exit_code == 0
+    assert bars == []
+    assert CliRunner().invoke(main, ["check", "rr.py"]).exit_code == 0
+    assert bars == [1]  # the test sees a bar where there is one
