@@ -123,12 +123,16 @@ PROBE = textwrap.dedent("""\
         const doc = frame.contentDocument, win = frame.contentWindow;
         const m = {page: frame.dataset.page, width: win.innerWidth, height: win.innerHeight,
                    pageScroll: doc.documentElement.scrollWidth - doc.documentElement.clientWidth,
-                   tables: [], refuted: []};
+                   tables: [], refuted: [], badges: []};
         for (const t of doc.querySelectorAll("table")) {
           const box = t.parentElement;
           m.tables.push({table: t.id || t.className || t.querySelector("th")?.textContent || "",
                          scroll: box.scrollWidth, client: box.clientWidth,
                          width: t.getBoundingClientRect().width, parent: box.getBoundingClientRect().width});
+        }
+        for (const b of doc.querySelectorAll("table.claims .badge")) {  // a status badge inside its cell
+          const cell = b.closest("td").getBoundingClientRect(), badge = b.getBoundingClientRect();
+          m.badges.push({text: b.textContent, inside: badge.left >= cell.left && badge.right <= cell.right});
         }
         for (const s of doc.querySelectorAll('section.claim[data-status="refuted"]')) {
           const w = s.querySelector(".witness");
@@ -169,6 +173,9 @@ def test_tables_fit_and_witnesses_come_first(site: Path, tmp_path: Path) -> None
                    if t["scroll"] > t["client"] or t["width"] > t["parent"] + 0.5]
     assert not overflowing, f"tables wider than their box: {overflowing}"
     assert not [(m["page"], m["width"]) for m in measured if m["pageScroll"] > 0], "a page scrolls sideways"
+    badges = [(m["page"], m["width"], b["text"]) for m in measured for b in m["badges"]]
+    assert len(badges) >= 2 * 9 * len(WIDTHS)  # each claim in its page and in the index
+    assert not [b for m in measured for b in m["badges"] if not b["inside"]], "status badges cut by their cell"
     refuted = [(m["page"], m["width"], r) for m in measured for r in m["refuted"]]
     assert len({(page, r["claim"]) for page, _, r in refuted}) >= 5  # privacy, density, formula, sensitivity
     late = [(page, width, r) for page, width, r in refuted if r["offset"] is None or r["offset"] >= HEIGHT]
