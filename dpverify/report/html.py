@@ -1,8 +1,9 @@
 """The HTML pages of a report: one self-contained page per spec and ``index.html``.
 
 Jinja2 with autoescaping: every value from a spec or a result is escaped; the
-only markup inserted as it is are the SVG plots and formulas that
-:mod:`.plots` drew (matplotlib escapes the text inside them).  Each page
+only markup inserted as it is are the SVG plots that :mod:`.plots` drew
+(matplotlib escapes the text inside them) and the MathML formulas of
+:mod:`.maths` (which escapes every text node itself).  Each page
 carries its stylesheet and its plots inline, loads nothing, runs no script, and
 says so with a Content-Security-Policy that forbids scripts, so a page opens
 offline and anything that slipped through escaping still could not run.
