@@ -31,6 +31,7 @@ CLOCKS = re.compile(r"\b(perf_counter|monotonic|process_time|time\.time|datetime
 ALLOWED = {
     "checks/__init__.py": "the seconds each check took, reported and never compared",
     "checks/formulas/problem.py": "the formula check's far safety net (SIGALRM, SAFETY_SECONDS)",
+    "runner.py": "the grace period between terminating and killing workers on SIGTERM/SIGINT (decides nothing)",
     "engine/smt.py": "z3's far safety net in smt.check (SAFETY_SECONDS), beside the rlimit",
     "engine/contract.py": "the mechanism contract: names the clocks spec code may not read, and its hang "
                           "watchdog (no progress for a long time) is a safety net",
