@@ -275,6 +275,7 @@ class ClaimItem(pytest.Item):
 
     def runtest(self) -> None:
         from .replay import relative, replay_command
+        from .report.evidence_lines import evidence_lines
         spec_file = self.getparent(SpecFile)
         assert spec_file is not None
         result = spec_file.check(self.key)
@@ -298,6 +299,7 @@ class ClaimItem(pytest.Item):
                         (f"  P(output|X)  = {w.p}", f"  P(output|X') = {w.p_prime}"))]
             if w.ratio:
                 lines.append(f"  ratio = {w.ratio}")
+        lines += [f"  {line}" for line in evidence_lines(result.evidence)]
         replay = replay_command(relative(str(self.path)), self.spec.name, self.claim.id, result.params,
                                 spec_file.options())
         lines.append(f"replay: {replay}")

@@ -31,6 +31,7 @@ def test_claims_become_items_and_refutations_show_witnesses(pytester) -> None:
         "*halved::private?eps=1? FAILED*",
         "*refuted: halved:private*",
         "*P(output|X)  = 0.7310585786300048792511592418218362743651*",
+        "*claimed epsilon 0.5000000000000000000000000000000000000000, achieved epsilon 1.000000000000000000000000000000000000000*",
         "*replay: dpverify check spec/rr.py --spec halved --claim private --point eps=1*",
     ])
     assert "Traceback" not in result.stdout.str()
@@ -147,3 +148,23 @@ def test_good_option_values_reach_the_checks(pytester) -> None:
     result = pytester.runpytest("spec", "--dpverify-precision", "30", "--dpverify-max-work", "1000")
     result.assert_outcomes(passed=2, failed=1)
     result.stdout.fnmatch_lines(["*replay: dpverify check spec/rr.py * --precision 30 --max-work 1000*"])
+
+
+def test_a_failing_sensitivity_claim_shows_the_derived_against_the_claimed_delta(pytester) -> None:
+    """The plugin renders the typed evidence of each kind: a sensitivity claim its Delta."""
+    pytester.mkdir("spec")
+    pytester.path.joinpath("spec", "mean.py").write_text(textwrap.dedent("""
+        from sympy import Rational
+        import dpverify as dp
+        n = dp.symbol("n", positive=True, integer=True)
+        mean = dp.mean(lambda r: r, domain=[0, 1])
+
+        def release(data):
+            return mean(data)
+
+        s = dp.spec(release, universe=dp.universe([0, 1], n=[1, 2], neighbours=dp.REPLACE_ONE),
+                    claims=[dp.sensitivity(mean, equals=Rational(1, 2) / n)])
+    """))
+    result = pytester.runpytest("spec")
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(["*claimed Delta 1/(2*n), derived Delta 1/n*"])
