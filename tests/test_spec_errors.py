@@ -243,3 +243,23 @@ def test_the_explanation_works_for_errors_caught_outside_the_loader() -> None:
     with pytest.raises(AttributeError) as missing:
         dp.randomised_response  # noqa: B018
     assert "did you mean dp.randomized_response?" in str(dsl_misuse(missing.value))
+
+
+# ----- the same help for DSL misuse inside a mechanism, found at run time --------------------
+
+@pytest.mark.parametrize("call, says, fix", [
+    ("dp.randomized_response(data[0], eps, valus=(0, 1))",
+     "dp.randomized_response() has no keyword argument valus= (did you mean values=?)", "write values="),
+    ("dp.randomised_response(data[0], eps)",
+     "dp.randomised_response does not exist (did you mean dp.randomized_response?)", "write dp.randomized_response"),
+])
+def test_dsl_misuse_inside_a_mechanism_says_what_to_write(tmp_path, monkeypatch, call, says, fix) -> None:
+    body = f"""
+    def wrong(data, eps):
+        return {call}
+    s = dp.spec(wrong, universe=U, grid={{eps: [1]}}, claims=[dp.private(eps)])
+    """
+    output = cli_error(tmp_path, monkeypatch, body)
+    line = FIRST + 2  # the call's line inside the mechanism
+    assert f"bad_spec.py:{line}: {says}" in " ".join(output.split()), output
+    assert fix in output and "the mechanism raised" not in output

@@ -16,7 +16,7 @@ from typing import Any, Optional
 
 import sympy
 
-from ..errors import NotRational, SpecError, line_in
+from ..errors import NotRational, SpecError, dsl_misuse, line_in
 from .backend import Backend, IntervalBackend
 from .enumerate import Distribution, Runner, Session
 from .noisy import Density, NeedsExactParameters
@@ -75,6 +75,9 @@ def _call(program: Callable[..., Any], data: tuple, params: Mapping[str, Any],
                         "make the program terminate on every branch",
                         file=filename) from None
     except Exception as exc:  # the spec's own code failed: report where, never a traceback
+        misuse = dsl_misuse(exc)  # plain Python refusing a dp.* call: say what to write
+        if misuse is not None:
+            raise misuse.located(filename, line_in(exc.__traceback__, filename) or first_line) from None
         raise SpecError(f"the mechanism raised {type(exc).__name__}: {exc} on dataset {data!r}",
                         "fix the program so it runs on every dataset of the universe",
                         file=filename, line=line_in(exc.__traceback__, filename) or first_line) from None
