@@ -27,8 +27,9 @@ def check(spec: "Spec", precision: int = 50, proofs: bool = True) -> list:  # no
     ``proofs=False`` stops at the certified grid check (no attempt to prove claims
     for every parameter value).
     """
-    from .checks import Options, Workspace, check_point
-    ws = Workspace(Options(precision=precision, proofs=proofs))
+    from .checks import Workspace, check_point
+    from .options import Options
+    ws = Workspace(Options.validated(precision, proofs=proofs, flag="precision="))  # the CLI's validation
     return [check_point(spec, claim, point, ws) for claim in spec.claims for point in spec.points_for(claim)]
 
 

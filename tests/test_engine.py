@@ -182,3 +182,14 @@ def test_an_inexact_float_in_a_program_is_refused() -> None:
                    grid={eps: [1]}, claims=[dp.private(eps)])
     [result] = dp.check(spec)
     assert result.status.value == "error" and "Fraction(1, 3)" in result.message
+
+
+@pytest.mark.parametrize("precision", [10, 0, 10**6, "fifty"])
+def test_dp_check_validates_its_precision_as_the_cli_does(precision) -> None:
+    from dpverify.options import OptionError
+    spec = dp.spec(lambda data, eps: dp.randomized_response(data[0], eps),
+                   universe=dp.universe([0, 1], n=1, neighbours=dp.REPLACE_ONE), grid={eps: [1]},
+                   claims=[dp.private(eps)])
+    with pytest.raises(OptionError, match="precision"):
+        dp.check(spec, precision=precision)
+    assert [r.status.value for r in dp.check(spec, precision=30)] == ["proved"]
