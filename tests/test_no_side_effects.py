@@ -63,3 +63,19 @@ def test_the_search_restores_the_storage_directory_of_the_caller(tmp_path: Path,
         assert sorted(p.name for p in tmp_path.iterdir()) == []
     finally:
         configuration.set_hypothesis_home_dir(before)
+
+
+def test_the_search_draws_no_constants_from_the_loaded_modules(monkeypatch) -> None:
+    """Hypothesis reads literals from every local module in sys.modules (under a time limit) and
+    mixes them into its draws; the search switches that off, so its examples depend on the claim
+    only, not on what the process imported or on the machine's load."""
+    providers = pytest.importorskip("hypothesis.internal.conjecture.providers")
+    calls = []
+    original = providers._get_local_constants
+    monkeypatch.setattr(providers, "_get_local_constants", lambda: calls.append(1) or original())
+    x = dp.symbol("x")
+    claim = dp.inequality(sympy.sin(x), sympy.Rational(9, 10) + x**2 / 100, id="sine")
+    (result,) = dp.check(dp.spec(name="sine", claims=[claim]))
+    assert result.status.value == "refuted" and result.method == "numeric search", result.message
+    assert calls == [], f"hypothesis read the loaded modules' constants {len(calls)} times"
+    assert providers._get_local_constants.__name__ == "<lambda>"  # the spy is back in place afterwards

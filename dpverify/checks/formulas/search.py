@@ -124,10 +124,38 @@ def _sample(problem: Problem, bounds: dict, breaks: Callable[[Values], bool]) ->
         strategy = st.tuples(*parts).map(lambda combo: dict(zip(problem.symbols, combo)))
         config = settings(max_examples=MAX_EXAMPLES, database=None, derandomize=True, deadline=None,
                           suppress_health_check=list(HealthCheck))
-        with _scratch_storage():
+        with _scratch_storage(), _no_local_constants():
             return find(strategy, breaks, settings=config)
     except HypothesisException:  # no example found (NoSuchExample), empty ranges, ...
         return None
+
+
+@contextlib.contextmanager
+def _no_local_constants() -> Iterator[None]:
+    """Keep hypothesis from mixing constants of the loaded modules into its draws.
+
+    Hypothesis (6.131 and later) reads literals from every "local" module in ``sys.modules``
+    and draws them now and then, under a time limit on the parsing: the examples tried would
+    depend on what else the process imported and on the machine's load.  With no local
+    constants the draws depend on the claim alone (derandomised), so the search gives the same
+    answer in ``dpverify check``, in pytest and under load.  If hypothesis's internals change,
+    the search still runs (its verdicts are confirmed exactly either way)."""
+    from hypothesis.internal.conjecture import providers
+    getter = getattr(providers, "_get_local_constants", None)
+    try:
+        sorted_set, key = providers.SortedSet, providers.float_to_int
+        empty = providers.Constants(integers=sorted_set(), floats=sorted_set(key=key), bytes=sorted_set(),
+                                    strings=sorted_set())
+    except (AttributeError, TypeError):
+        getter = None
+    if getter is None:
+        yield
+        return
+    providers._get_local_constants = lambda: empty
+    try:
+        yield
+    finally:
+        providers._get_local_constants = getter
 
 
 @contextlib.contextmanager
