@@ -35,7 +35,8 @@ import time
 from fractions import Fraction
 
 import dpverify as dp
-from dpverify.checks.theorems.sample_complexity import PARALLEL_FROM, FailureProbability, multisets
+from dpverify.checks.theorems.sample_complexity import FailureProbability
+from dpverify.engine.multisets import PARALLEL_FROM, multisets
 from dpverify.engine.decimals import decimal
 
 XS = (0, 1, 2, 3)

@@ -1,8 +1,10 @@
 """Sample-complexity claims: the exact failure probability at the bound's n, and mutants refuted; the fast
 reading of the failure probability (dpverify.engine.fastlaw) against the general interval reading, against
-exact sympy values, and on random small populations."""
+exact sympy values, and on random small populations; the multiset sums in the engine
+(dpverify.engine.multisets), which know nothing of claims, split over the program's worker pool."""
 import itertools
 import math
+import os
 from fractions import Fraction
 
 import mpmath
@@ -13,8 +15,10 @@ from hypothesis import strategies as st
 from sympy import Rational, log
 
 import dpverify as dp
-from dpverify.checks.theorems import sample_complexity as sc
-from dpverify.checks.theorems.sample_complexity import FailureProbability, multisets
+from dpverify.checks.theorems.sample_complexity import FailureProbability
+from dpverify.engine import multisets as ms
+from dpverify.engine import pool
+from dpverify.engine.multisets import MultisetSum, multisets
 from dpverify.engine.fastlaw import ExpAtoms, Exponent, Unsupported, capture, rational
 
 eps = dp.symbol("eps", positive=True)
@@ -203,9 +207,9 @@ def test_capture_refuses_what_it_cannot_read() -> None:
 
 def test_the_multiset_weights_sum_to_one_exactly_and_cover_every_count_vector() -> None:
     for numerators, n in (([1, 1, 1], 7), ([1, 2, 0, 3], 6), ([5], 4), ([2, 3], 9)):
-        vectors = dict(sc._weighted(n, numerators, list(range(n, -1, -1))))
+        vectors = dict(ms.weighted(n, numerators, list(range(n, -1, -1))))
         assert sum(vectors.values()) == sum(numerators) ** n
-        expected = {c for c in sc._compositions(n, len(numerators))
+        expected = {c for c in ms.compositions(n, len(numerators))
                     if all(a or not k for a, k in zip(numerators, c))}
         assert set(vectors) == expected
         for counts, weight in vectors.items():
@@ -215,10 +219,50 @@ def test_the_multiset_weights_sum_to_one_exactly_and_cover_every_count_vector() 
 
 def test_forked_workers_give_the_same_enclosure(monkeypatch) -> None:
     spec = spec_with(1)
-    monkeypatch.setattr(sc, "PARALLEL_FROM", 1)
+    monkeypatch.setattr(ms, "PARALLEL_FROM", 1)
+    calls = []
+
+    def counted(fn, items, workers):
+        items = list(items)
+        calls.append((len(items), workers))
+        return pool.parallel_map(fn, items, workers)
+    monkeypatch.setattr(ms, "parallel_map", counted)
     one = FailureProbability(spec, spec.claims[0], spec.points[0], Rational(1, 4), 30).at(12)
+    assert calls == []
     two = FailureProbability(spec, spec.claims[0], spec.points[0], Rational(1, 4), 30, workers=2).at(12)
+    assert calls and all(chunks > 2 and workers == 2 for chunks, workers in calls)  # the sums went to the pool
     assert (one.a, one.b) == (two.a, two.b)
+
+
+def test_a_failing_worker_makes_the_sum_redo_in_process(monkeypatch) -> None:
+    """A worker that raises (here: every forked worker) costs nothing but time: the sum is redone in this
+    process, with the same enclosure (and there a spec error is reported properly)."""
+    spec = spec_with(1)
+    monkeypatch.setattr(ms, "PARALLEL_FROM", 1)
+    parent = os.getpid()
+    chunk = MultisetSum._chunk
+
+    def fails_in_a_worker(self, *args):
+        if os.getpid() != parent:
+            raise RuntimeError("broken worker")
+        return chunk(self, *args)
+    monkeypatch.setattr(MultisetSum, "_chunk", fails_in_a_worker)
+    two = FailureProbability(spec, spec.claims[0], spec.points[0], Rational(1, 4), 30, workers=2).at(6)
+    one = FailureProbability(spec, spec.claims[0], spec.points[0], Rational(1, 4), 30).at(6)
+    assert (one.a, one.b) == (two.a, two.b)
+
+
+def test_the_engine_sum_needs_no_claim() -> None:
+    """dpverify.engine.multisets takes a program, a population and a predicate on outputs: the same
+    enclosure as the check's failure probability, whose only addition is deciding error > alpha."""
+    spec = spec_with(1)
+    population = tuple(POPULATION.items())
+    engine = MultisetSum(learner, {"eps": sympy.Integer(1)}, population, lambda t: true_error(t) > Fraction(1, 4), 30)
+    check = FailureProbability(spec, spec.claims[0], spec.points[0], Rational(1, 4), 30)
+    for n in (1, 4, 7):
+        assert (engine.at(n).a, engine.at(n).b) == (check.at(n).a, check.at(n).b)
+    tight = MultisetSum(learner, {"eps": sympy.Integer(1)}, population, lambda t: true_error(t) > Fraction(1, 3), 30)
+    assert tight.at(4).b < engine.at(4).a  # the predicate is what is summed: fewer bad outputs, less probability
 
 
 @settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
