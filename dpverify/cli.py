@@ -19,7 +19,8 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from . import logs
 from .cli_options import Run, run_options
 from .errors import SpecError
-from .runner import Interrupted, Report, check_paths, default_jobs, exit_code, interruptible, render_error
+from .engine import pool
+from .runner import Interrupted, Report, check_paths, exit_code, interruptible, render_error
 from .version import __version__
 
 
@@ -73,7 +74,7 @@ def _run(paths: list[str], run: Run, show_progress: bool) -> Report:
     one parseable document)."""
     logs.configure(run.verbosity)  # before the workers fork: they inherit it
     console = Console(stderr=True)
-    jobs = default_jobs() if run.jobs is None else run.jobs
+    jobs = pool.available() if run.jobs is None else run.jobs
     selection = dict(claim_filter=run.claim_filter, point_filter=run.point_filter, spec_filter=run.spec_filter,
                      jobs=jobs)
     with contextlib.redirect_stdout(sys.stderr):

@@ -15,7 +15,6 @@ is collected.
 from __future__ import annotations
 
 import fnmatch
-import os
 import re
 from pathlib import Path
 from typing import Any, Optional
@@ -151,17 +150,13 @@ class _Worker:
     the platform cannot fork, in this process."""
 
     def __init__(self, path: str, specs: list, options: Any) -> None:
-        import multiprocessing
+        from .engine import pool
         self.path, self.specs, self.options = path, specs, options
         self.workspaces: dict[int, Any] = {}
         self.ended = False
         self.process: Any = None
-        if "fork" in multiprocessing.get_all_start_methods():
-            context = multiprocessing.get_context("fork")
-            self.connection, child = context.Pipe()
-            self.process = context.Process(target=self._serve, args=(child, os.getpid()))
-            self.process.start()
-            child.close()
+        if pool.can_fork():
+            self.process, self.connection = pool.start(self._serve, duplex=True)
 
     def _point(self, key: tuple[int, int, int]) -> Any:
         from .checks import Workspace
@@ -172,12 +167,10 @@ class _Worker:
         ws = self.workspaces.setdefault(i, Workspace(self.options))
         return run_point(self.path, spec, claim, spec.points_for(claim)[k], ws)
 
-    def _serve(self, connection: Any, parent: int) -> None:
-        """In the worker process: answer each key with its result until told to stop (or until
-        pytest is gone: the worker dies with it)."""
+    def _serve(self, connection: Any) -> None:
+        """In the worker process (:func:`dpverify.engine.pool.start`): answer each key with its result
+        until told to stop (or until pytest is gone: the worker dies with it)."""
         from .checks import PointResult, Status
-        from .runner import become_worker
-        become_worker(parent)
         while (key := _received(connection)) is not None:
             result = self._point(key)
             try:

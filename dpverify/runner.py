@@ -5,17 +5,15 @@ of how results are displayed.
 from __future__ import annotations
 
 import contextlib
-import os
 import signal
-import sys
 import threading
-import time
 from collections.abc import Callable, Iterator
 
 from pathlib import Path
 from typing import Any, Optional
 
 from .checks import Workspace, check_point
+from .engine import pool
 from .options import Options
 from .replay import relative
 from .results import ClaimResult, PointResult, Report, SpecReport, Status
@@ -115,12 +113,10 @@ def _check_files(work: list[tuple[Path, list[Spec]]], plans: dict[int, Plan], op
     """Check each spec file in a forked worker process, ``jobs`` at a time, so that spec code
     that ends its process (``os._exit``, a crash) costs that file an error, not the run.
     Where processes cannot be forked (Windows), the files are checked here, one by one."""
-    import multiprocessing
-    if "fork" not in multiprocessing.get_all_start_methods():
+    if not pool.can_fork():
         return {path: [_check_spec(path, s, plans[id(s)], options, on_point) for s in specs]
                 for path, specs in work}
     from multiprocessing.connection import wait
-    context = multiprocessing.get_context("fork")
     pending = list(work)
     running: dict[Any, tuple[Any, Path, list[Spec], list[str]]] = {}
     results: dict[Path, list[SpecReport]] = {}
@@ -128,10 +124,7 @@ def _check_files(work: list[tuple[Path, list[Spec]]], plans: dict[int, Plan], op
         while pending or running:
             while pending and len(running) < jobs:
                 path, specs = pending.pop(0)
-                receiver, sender = context.Pipe(duplex=False)
-                process = context.Process(target=_worker, args=(sender, path, specs, plans, options, os.getpid()))
-                process.start()
-                sender.close()
+                process, receiver = pool.start(_worker, path, specs, plans, options)
                 running[receiver] = (process, path, specs, [])
             for receiver in wait(list(running)):
                 process, path, specs, done = running[receiver]
@@ -149,16 +142,15 @@ def _check_files(work: list[tuple[Path, list[Spec]]], plans: dict[int, Plan], op
                 process.join()
                 results[path] = payload if kind == "done" else _failed(path, specs, payload, process.exitcode, done)
     finally:  # also on an interruption: no worker outlives the run
-        stop_workers([process for process, *_ in running.values()])
+        pool.stop([process for process, *_ in running.values()])
         for receiver in running:
             receiver.close()
     return results
 
 
-def _worker(sender: Any, path: Path, specs: list[Spec], plans: dict[int, Plan], options: Options,
-            parent: int) -> None:
-    """In a forked process: check one file's specs and send back the reports (or what stopped them)."""
-    become_worker(parent)
+def _worker(sender: Any, path: Path, specs: list[Spec], plans: dict[int, Plan], options: Options) -> None:
+    """In a forked worker (:func:`dpverify.engine.pool.start`): check one file's specs and send back
+    the reports (or what stopped them)."""
     try:
         message = ("done", [_check_spec(path, s, plans[id(s)], options, lambda label: sender.send(("point", label)))
                             for s in specs])
@@ -225,44 +217,6 @@ def interruptible() -> Iterator[None]:
     finally:
         for signum, old in previous.items():
             signal.signal(signum, old)
-
-
-def become_worker(parent: int) -> None:
-    """In a forked worker process: leave SIGINT to the parent (which stops the workers), die
-    of SIGTERM at once, and die with the parent (Linux: ``PR_SET_PDEATHSIG``; elsewhere the
-    parent's clean-up stops its workers).  ``parent`` is the pid of the process that forked this one."""
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
-    signal.signal(signal.SIGTERM, signal.SIG_DFL)
-    if sys.platform.startswith("linux"):
-        try:
-            import ctypes
-            libc = ctypes.CDLL(None, use_errno=True)
-            libc.prctl(1, signal.SIGKILL, 0, 0, 0)  # PR_SET_PDEATHSIG
-        except (OSError, AttributeError):  # no prctl in this libc: the parent's clean-up remains
-            pass
-    if os.getppid() != parent:  # the parent died before the death signal was armed
-        os._exit(1)
-
-
-def stop_workers(processes: list[Any], grace: float = 1.0) -> None:
-    """Terminate worker processes, and kill those still alive after ``grace`` seconds."""
-    for process in processes:
-        process.terminate()
-    deadline = time.monotonic() + grace
-    for process in processes:
-        process.join(max(0.0, deadline - time.monotonic()))
-    for process in processes:
-        if process.is_alive():
-            process.kill()
-            process.join()
-
-
-def default_jobs() -> int:
-    """Worker processes for a run: the cores this process may use."""
-    try:
-        return max(1, len(os.sched_getaffinity(0)))
-    except AttributeError:  # not on Linux
-        return max(1, os.cpu_count() or 1)
 
 
 def exit_code(report: Report) -> int:

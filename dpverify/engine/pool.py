@@ -3,8 +3,9 @@
 Every worker is forked (it inherits the spec's code and any unpicklable state, such as
 a mechanism defined in a closure, without pickling it) and on start:
 
-* dies with its parent: on Linux the kernel sends it SIGTERM when the parent thread
-  that forked it ends (``prctl(PR_SET_PDEATHSIG, SIGTERM)``); where prctl is missing,
+* dies with its parent: on Linux the kernel sends it SIGKILL when the parent thread
+  that forked it ends (``prctl(PR_SET_PDEATHSIG, SIGKILL)``: spec code cannot catch it);
+  where prctl is missing,
   the parent's ``finally`` below still stops it;
 * dies of SIGTERM at once (default action) and leaves SIGINT to the parent, which
   stops its workers in a ``finally``, on Ctrl-C as on any error;
@@ -79,7 +80,7 @@ def become_worker(parent: int) -> None:
         try:
             import ctypes
             libc = ctypes.CDLL(None, use_errno=True)
-            libc.prctl(PR_SET_PDEATHSIG, signal.SIGTERM, 0, 0, 0)
+            libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
         except (OSError, AttributeError):  # no prctl in this libc: the parent's finally stops the worker
             pass
     if os.getppid() != parent:
