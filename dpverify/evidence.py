@@ -110,6 +110,19 @@ class SensitivityEvidence(Evidence):
 
 
 @dataclass
+class FormulaEvidence(Evidence):
+    """``identity``/``inequality``: the statement as decided (sides simplified, conditions attached),
+    how it was proved, or the exact counterexample with both sides' values there."""
+
+    statement: Optional[str] = None
+    conditions: Optional[str] = None
+    derivation: Optional[str] = None  # what the proof rests on (a sympy derivation, z3's unsat, ...)
+    counterexample: Optional[dict[str, str]] = None  # symbol -> exact value ("1/3")
+    lhs: Optional[str] = None
+    rhs: Optional[str] = None
+
+
+@dataclass
 class SideBound:
     """One side of a probability claim: the bound, the worst dataset's probability and the slack."""
 
@@ -142,7 +155,7 @@ class SampleComplexityEvidence(Evidence):
     verified_n: Optional[list[int]] = None
 
 
-__all__ = ["DensityCurves", "Evidence", "PredictionEvidence", "PrivacyEvidence", "ProbabilityEvidence", "privacy_view",
+__all__ = ["DensityCurves", "Evidence", "FormulaEvidence", "PredictionEvidence", "PrivacyEvidence", "ProbabilityEvidence", "privacy_view",
            "SampleComplexityEvidence", "SensitivityEvidence", "SideBound", "WitnessLaws"]
 
 

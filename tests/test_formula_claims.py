@@ -82,3 +82,24 @@ def test_the_pytest_plugin_shows_a_formula_counterexample(pytester) -> None:
     result.stdout.fnmatch_lines(["*hinge::everywhere FAILED*", "refuted: hinge:everywhere*",
                                  "refuted by z3 exact: *", "  at r = *, x = *", "  lhs = 0*", "  rhs = -*",
                                  "replay: dpverify check spec/hinge.py --spec hinge --claim everywhere"])
+
+
+def test_formula_results_carry_typed_evidence() -> None:
+    """A proof says what it rests on; a refutation carries the exact counterexample and both sides."""
+    import sympy
+
+    import dpverify as dp
+    from dpverify.evidence import FormulaEvidence
+    x = dp.symbol("x", positive=True)
+    (held,) = dp.check(dp.spec(name="f", claims=[dp.inequality(2 * x, x**2 + 1, id="amgm")]))
+    assert held.status.value == "proved" and isinstance(held.evidence, FormulaEvidence)
+    assert held.evidence.derivation and held.evidence.counterexample is None
+    assert held.evidence.statement == "2*x <= x**2 + 1"
+    (broken,) = dp.check(dp.spec(name="f", claims=[dp.inequality(x**2, x, id="square")]))
+    ev = broken.evidence
+    assert broken.status.value == "refuted" and isinstance(ev, FormulaEvidence)
+    value = sympy.Rational(ev.counterexample["x"])
+    assert value > 0 and value**2 > value
+    assert (ev.lhs, ev.rhs) == (broken.witness.p, broken.witness.p_prime)
+    assert abs(sympy.Float(ev.lhs, 40) - value**2) < sympy.Rational(1, 10**30)
+    assert broken.evidence.figures()["counterexample"] == {"x": str(value)}

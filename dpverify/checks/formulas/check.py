@@ -51,6 +51,7 @@ from ...errors import SpecError
 from .problem import (Counterexample, Diverges, OutOfTime, Problem, Undecidable, certified_sign, evaluate,
                               normalise, time_limit)
 from .search import search
+from ...evidence import FormulaEvidence
 from ...results import PointResult, Status, Witness
 from ..workspace import Workspace
 from ...engine.decimals import decimal
@@ -131,15 +132,18 @@ def _proved(problem: Problem, method: str, detail: str) -> PointResult:
                + (" wherever both sides are defined" if problem.partial else ""))
     if problem.notes:
         message += "; " + "; ".join(problem.notes)
-    return PointResult({}, Status.PROVED, message, method=method)
+    return PointResult({}, Status.PROVED, message, method=method,
+                       evidence=FormulaEvidence(str(problem.statement), problem.conditions_text(), detail))
 
 
 def _refuted(problem: Problem, method: str, cx: Counterexample, detail: str) -> PointResult:
     values = {s.name: str(v) for s, v in cx.values.items()}
     message = (f"refuted by {method}: {cx.describe()}, so {problem.statement} fails; "
                f"confirmed exactly (sympy, certified to 80 digits)" + (f"; {detail}" if detail else ""))
-    return PointResult({}, Status.REFUTED, message, method=method,
-                       witness=Witness(values, None, None, decimal(cx.lhs), decimal(cx.rhs)))
+    lhs, rhs = decimal(cx.lhs), decimal(cx.rhs)
+    return PointResult({}, Status.REFUTED, message, method=method, witness=Witness(values, None, None, lhs, rhs),
+                       evidence=FormulaEvidence(str(problem.statement), problem.conditions_text(), None, values,
+                                                lhs, rhs))
 
 
 # ----- 1. sympy ------------------------------------------------------------------------
