@@ -1,7 +1,8 @@
 """What spec authors import: universes, parameters, primitives, claims and ``spec``."""
-from .claims import Private, SameDistribution, private, same_distribution
+from .claims import Conforms, Private, SameDistribution, conforms, private, same_distribution
 from .claims import Identity, Inequality, identity, inequality
 from .claims import Sensitivity, sensitivity
+from .implementation import Implementation, implementation
 from .learning import (Accuracy, Probability, PrivatePrediction, SampleComplexity, Stability, accuracy,
                        private_prediction, probability, sample_complexity, stability)
 from .noise import exponential_noise, gaussian, laplace, laplace_mechanism
@@ -23,4 +24,5 @@ __all__ = [
     "Accuracy", "Probability", "PrivatePrediction", "Stability", "accuracy", "private_prediction",
     "probability", "stability", "SampleComplexity", "sample_complexity",
     "exponential_noise", "gaussian", "laplace", "laplace_mechanism", "answers", "l1_one", "linf_one",
+    "Conforms", "Implementation", "conforms", "implementation",
 ]

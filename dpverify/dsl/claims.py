@@ -115,6 +115,33 @@ def same_distribution(other: Callable[..., Any], *, id: Optional[str] = None,
     return SameDistribution(other=other, id=id, expect=expect)
 
 
+@dataclass(frozen=True)
+class Conforms(SameDistribution):
+    """An implementation (``dp.implementation``) has exactly the law of the spec program ``other``.
+
+    Decided as :class:`SameDistribution` (exactly, dataset by dataset, a refutation naming
+    the dataset, the output and both probabilities).  Exact means exact: an implementation
+    that computes its probabilities in floats has the law of those floats, and differs from
+    the real-valued spec by their rounding (a refutation with a difference near 1e-17).
+    """
+
+    kind = "conforms"
+
+    def describe(self) -> str:
+        return f"conforms to {getattr(self.other, '__name__', 'the spec program')}"
+
+
+@call_help("dp.conforms(spec_program)", spec_program="the spec's mechanism program, with the same parameters")
+def conforms(spec_program: Callable[..., Any], *, id: Optional[str] = None,
+             expect: Optional[str] = None) -> Conforms:
+    """Claim that the spec's mechanism (an implementation) has the same output law as ``spec_program``
+    on every dataset of the universe, at every grid point."""
+    if not callable(spec_program):
+        raise SpecError(f"conforms: spec_program={spec_program!r} is not callable",
+                        "pass the spec's mechanism function, e.g. dp.conforms(randomized_response)")
+    return Conforms(other=spec_program, id=id, expect=expect)
+
+
 _RELATIONS = (sympy.core.relational.Relational, sympy.And, sympy.Or, sympy.Not)
 
 
