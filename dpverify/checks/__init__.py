@@ -15,6 +15,7 @@ from ..dsl.claims import Claim
 from ..dsl.params import Point, point_label
 from ..dsl.spec import Spec
 from ..errors import SpecError
+from .floating.check import FloatPrivateCheck
 from .formulas.check import FormulaCheck
 from .theorems.prediction import PrivatePredictionCheck, StabilityCheck
 from .privacy.discrete import PrivacyCheck
@@ -42,7 +43,7 @@ CHECKS: tuple[Check, ...] = (PrivacyCheck(), SameDistributionCheck(),
                              FormulaCheck(),
                              SensitivityCheck(),
                              ProbabilityCheck(), StabilityCheck(), PrivatePredictionCheck(),
-                             SampleComplexityCheck())
+                             SampleComplexityCheck(), FloatPrivateCheck())
 
 
 def check_point(spec: Spec, claim: Claim, point: Point, ws: Workspace) -> PointResult:

@@ -2,6 +2,7 @@
 from .claims import Conforms, Private, SameDistribution, conforms, private, same_distribution
 from .claims import Identity, Inequality, identity, inequality
 from .claims import Sensitivity, sensitivity
+from .floating import FloatPrivate, float_private
 from .implementation import Implementation, implementation
 from .learning import (Accuracy, Probability, PrivatePrediction, SampleComplexity, Stability, accuracy,
                        private_prediction, probability, sample_complexity, stability)
@@ -24,5 +25,6 @@ __all__ = [
     "Accuracy", "Probability", "PrivatePrediction", "Stability", "accuracy", "private_prediction",
     "probability", "stability", "SampleComplexity", "sample_complexity",
     "exponential_noise", "gaussian", "laplace", "laplace_mechanism", "answers", "l1_one", "linf_one",
+    "FloatPrivate", "float_private",
     "Conforms", "Implementation", "conforms", "implementation",
 ]

@@ -1,0 +1,228 @@
+"""The ``float_private`` check: a sampler of one uniform double, over all 2^53 uniforms.
+
+For every pair of neighbouring query values (q, q'), both ways:
+
+* **Finite image** (at most ``max_outputs`` outputs per value, listed by walking the breakpoints
+  of the monotone pieces): every output's exact number of grid points is known, so equal
+  supports are decided exactly, and so is the exact epsilon of the doubles, max |ln P(y|q) /
+  P(y|q')| as a ratio of integer counts, against the claimed epsilon -> ``verified``/``refuted``.
+* **Too many outputs**: candidate outputs y = f(q, k) for a counted, seeded list of k are each
+  searched for among the outputs of q' (binary search per piece).  One that q' never reaches is
+  a privacy loss of infinity -> ``refuted``; none found is no proof -> ``unknown``.
+
+Every refutation is re-confirmed on fresh evaluations by another search (galloping and a scan
+of the neighbouring grid points); every verdict first checks that no evaluation made
+contradicts the declared monotonicity (the assumption the searches rest on), and says so.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from fractions import Fraction
+from typing import Any, Optional
+
+import sympy
+
+from ...dsl.claims import Claim
+from ...dsl.floating import FloatPrivate
+from ...dsl.params import Point, point_label
+from ...dsl.spec import Spec
+from ...engine.backend import exact_sign
+from ...engine.datasets import enumerate_datasets, estimate, neighbour_pairs
+from ...engine.decimals import decimal
+from ...engine.floating import UNIFORMS, Sampler, candidates, name_of
+from ...errors import SpecError
+from ...evidence import PrivacyEvidence
+from ...results import PointResult, Status, Witness
+from ..workspace import Workspace
+
+MAX_PAIRS = 100_000
+"""The most neighbouring pairs of a universe read for their query values."""
+
+
+@dataclass
+class FloatEvidence(PrivacyEvidence):
+    """The privacy levels (``achieved_epsilon`` "inf" for an unreachable output; exact for a finite
+    image), the grid, the work done (evaluations, candidates) and the witness's grid index."""
+
+    grid_points: int = 0
+    value_pairs: int = 0
+    evaluations: int = 0
+    outputs_per_value: Optional[dict[str, int]] = None
+    candidates_tried: Optional[int] = None
+    unreachable_candidates: Optional[int] = None
+    witness_k: Optional[int] = None
+    witness_output_hex: Optional[str] = None
+
+
+class FloatPrivateCheck:
+    kind = "float_private"
+
+    def supports(self, claim: Claim) -> bool:
+        return isinstance(claim, FloatPrivate)
+
+    def run(self, spec: Spec, claim: FloatPrivate, point: Point, ws: Workspace) -> PointResult:
+        assert claim.sampler is not None
+        sampler = Sampler(claim.sampler, claim.uniforms, claim.pieces)
+        pairs = _value_pairs(claim)
+        result = PointResult(point_label(point), Status.UNKNOWN, "",
+                             evidence=FloatEvidence(grid_points=sampler.size, value_pairs=len(pairs)))
+        if claim.epsilon is not None:
+            result.evidence.claimed_epsilon = decimal(claim.epsilon)  # type: ignore[attr-defined]
+        images: dict[float, dict[float, int]] = {}
+        for value in dict.fromkeys(v for pair in pairs for v in pair[2:]):
+            image = sampler.image(value, claim.max_outputs)
+            if image is None:
+                break
+            images[value] = image
+        else:
+            return _exhaustive(claim, sampler, pairs, images, result)
+        return _search(claim, sampler, pairs, result)
+
+
+def _value_pairs(claim: FloatPrivate) -> list[tuple[Any, Any, float, float]]:
+    """Unordered pairs (q, q', float(q), float(q')) of neighbouring query values whose doubles differ."""
+    if claim.pairs:
+        exact = list(claim.pairs)
+    else:
+        assert claim.universe is not None and claim.query is not None
+        if estimate(claim.universe).pairs > MAX_PAIRS:
+            raise SpecError(f"float_private: the universe ({claim.universe.describe()}) has more than "
+                            f"{MAX_PAIRS:,} neighbouring pairs", "use a smaller universe, or pass pairs=")
+        datasets = enumerate_datasets(claim.universe)
+        left, right = neighbour_pairs(claim.universe, datasets)
+        exact = [(claim.query(datasets[i]), claim.query(datasets[j])) for i, j in zip(left, right)]
+    out: dict[tuple[float, float], tuple[Any, Any, float, float]] = {}
+    for a, b in exact:
+        fa, fb = float(a), float(b)
+        if fa != fb:
+            out.setdefault((min(fa, fb), max(fa, fb)), (a, b, fa, fb) if fa < fb else (b, a, fb, fa))
+    if not out:
+        raise SpecError("float_private: no two neighbouring datasets give different query values (as doubles)",
+                        "check the query and the universe: with equal values the sampler's law is the same")
+    return list(out.values())
+
+
+def _assumption(sampler: Sampler) -> str:
+    sampler.check_monotone()
+    return (f"assuming {name_of(sampler.fn)} is monotone in the uniform on each of its {len(sampler.pieces)} "
+            f"piece(s) of the grid (no contradiction among the {sampler.evaluations:,} evaluations made)")
+
+
+def _p(count: int, size: int) -> str:
+    """count/size as a decimal probability."""
+    return decimal(sympy.Rational(count, size))
+
+
+def _show(y: float) -> str:
+    return f"{y!r} ({y.hex()})"
+
+
+def _infinite(sampler: Sampler, a: Any, b: Any, fa: float, fb: float, k: Optional[int],
+              y: float, result: PointResult) -> PointResult:
+    """Refute with an output reachable from fa and not from fb, after an independent re-count."""
+    count = sampler.count(fa, y)
+    fresh = sampler.evaluate(fa, k) if k is not None else y
+    again, never = sampler.confirm_count(fa, y), sampler.confirm_count(fb, y)
+    note = _assumption(sampler)
+    ev = result.evidence
+    assert isinstance(ev, FloatEvidence)
+    ev.evaluations, ev.witness_k, ev.witness_output_hex = sampler.evaluations, k, y.hex()
+    if fresh != y or again != count or count == 0 or never != 0:
+        result.message = (f"an output {_show(y)} reachable from q = {a!r} and not from q' = {b!r} was not confirmed "
+                          f"by the independent search (counts {count} and {again}, {never} for q')")
+        return result
+    result.status, ev.achieved_epsilon = Status.REFUTED, "inf"
+    result.witness = Witness(f"q(X) = {a!r}", f"q(X') = {b!r}", _show(y), _p(count, sampler.size),
+                             "0", "inf")
+    at = f" (e.g. at k = {k}, u = {UNIFORMS[sampler.uniform](k)!r})" if k is not None else ""
+    result.message = (f"the output {_show(y)} is produced from q = {a!r} by {count} of the {sampler.size:,} uniforms"
+                      f"{at} and by none from q' = {b!r}: an infinite privacy loss (Mironov 2012); both counts "
+                      f"re-confirmed by an independent search on fresh evaluations; {note}")
+    return result
+
+
+def _exhaustive(claim: FloatPrivate, sampler: Sampler, pairs: list, images: dict[float, dict[float, int]],
+                result: PointResult) -> PointResult:
+    """Every output of every value is listed with its count: supports and the exact epsilon."""
+    ev = result.evidence
+    assert isinstance(ev, FloatEvidence)
+    ev.outputs_per_value = {repr(v): len(image) for v, image in images.items()}
+    worst: Optional[tuple[Fraction, Any, Any, float, float, float]] = None
+    for a, b, fa, fb in pairs:
+        for (x, fx), (xp, fxp) in (((a, fa), (b, fb)), ((b, fb), (a, fa))):
+            mine, theirs = images[fx], images[fxp]
+            for y, count in mine.items():
+                if y not in theirs:
+                    return _infinite(sampler, x, xp, fx, fxp, None, y, result)
+                ratio = Fraction(count, theirs[y])
+                if worst is None or ratio > worst[0]:
+                    worst = (ratio, x, xp, fx, fxp, y)
+    assert worst is not None
+    ratio, x, xp, fx, fxp, y = worst
+    achieved = sympy.log(sympy.Rational(ratio.numerator, ratio.denominator))
+    ev.achieved_epsilon = decimal(achieved)
+    ev.evaluations = sampler.evaluations
+    note = _assumption(sampler)
+    counts = {len(image) for image in images.values()}
+    sizes = (f"{counts.pop()} outputs from each of the {len(images)} query values" if len(counts) == 1 else
+             ", ".join(f"{len(image)} outputs from q = {v!r}" for v, image in images.items()))
+    supports = (f"every output reachable from one query value is reachable from its neighbour, over all "
+                f"{sampler.size:,} uniforms ({sizes}, listed exhaustively)")
+    exact = (f"the exact epsilon of the doubles is ln({ratio.numerator}/{ratio.denominator}) = {decimal(achieved)}, "
+             f"at the output {_show(y)} between q = {x!r} and q' = {xp!r}")
+    if claim.epsilon is None:
+        result.status, result.method = Status.VERIFIED, "exhaustive listing of the sampler's outputs"
+        result.message = f"{supports}: equal supports (a necessary condition for DP); {exact}; {note}"
+        return result
+    sign = exact_sign(sympy.exp(claim.epsilon) - sympy.Rational(ratio.numerator, ratio.denominator))
+    if sign is None:
+        result.message = f"{supports}; {exact}, which cannot be told apart from the claimed {claim.epsilon}"
+        return result
+    if sign >= 0:
+        result.status, result.method = Status.VERIFIED, "exhaustive listing of the sampler's outputs, exact counts"
+        result.message = f"{claim.epsilon}-DP holds exactly in doubles: {supports}; {exact}; {note}"
+        return result
+    p, p_prime = sampler.confirm_count(fx, y), sampler.confirm_count(fxp, y)
+    if Fraction(p, p_prime or 1) != ratio or p_prime == 0:
+        result.message = f"the counts at the output {_show(y)} were not confirmed by the independent search"
+        return result
+    result.status, result.method = Status.REFUTED, "exhaustive listing of the sampler's outputs, exact counts"
+    result.witness = Witness(f"q(X) = {x!r}", f"q(X') = {xp!r}", _show(y), _p(p, sampler.size),
+                             _p(p_prime, sampler.size), decimal(sympy.Rational(p, p_prime)))
+    result.message = (f"{exact}, above the claimed {claim.epsilon} = {decimal(claim.epsilon)}: the output is produced "
+                      f"by {p} uniforms from q = {x!r} and {p_prime} from q' = {xp!r} (of {sampler.size:,}; counts "
+                      f"re-confirmed by an independent search); {supports}; {note}")
+    return result
+
+
+def _search(claim: FloatPrivate, sampler: Sampler, pairs: list, result: PointResult) -> PointResult:
+    """Too many outputs to list: look for an output of one value that its neighbour never produces."""
+    ks = candidates(sampler.pieces, claim.candidates, claim.seed)
+    ev = result.evidence
+    assert isinstance(ev, FloatEvidence)
+    tried = missed = 0
+    best: Optional[tuple[int, float, Any, Any, float, float, int, float]] = None
+    for a, b, fa, fb in pairs:
+        for x, xp, fx, fxp in ((a, b, fa, fb), (b, a, fb, fa)):
+            for k in ks:
+                y = sampler.output(fx, k)
+                tried += 1
+                if sampler.count(fxp, y) == 0:
+                    missed += 1
+                    key = (sampler.count(fx, y), -abs(y - fx))
+                    if best is None or key > (best[0], best[1]):
+                        best = (key[0], key[1], x, xp, fx, fxp, k, y)
+    ev.candidates_tried, ev.unreachable_candidates = tried, missed
+    if best is not None:
+        _, _, x, xp, fx, fxp, k, y = best
+        out = _infinite(sampler, x, xp, fx, fxp, k, y, result)
+        if out.status is Status.REFUTED:
+            out.method = "binary search over the 2^53-point grid of uniforms"
+            out.message += f"; {missed:,} of {tried:,} candidate outputs were unreachable from the neighbour"
+        return out
+    ev.evaluations = sampler.evaluations
+    note = _assumption(sampler)
+    result.message = (f"no output among {tried:,} candidates (grid points k of each query value) is unreachable "
+                      f"from the neighbouring value, but the sampler has more than {claim.max_outputs:,} outputs "
+                      f"per value, so not all were tried: no proof of equal supports ({note})")
+    return result
