@@ -163,12 +163,13 @@ class NumpyGenerator(_Refusing):
         return self.normal(0, 1, size)
 
 
-def choice_law(p: Any, n: int) -> dict[int, Fraction]:
+def choice_law(p: Any, n: int, grid: int = GRID) -> dict[int, Fraction]:
     """The exact law of ``Generator.choice(n, p=p)``: index -> #{k : cdf[i-1] <= k/2^53 < cdf[i]} / 2^53.
 
     The cdf is built with numpy on the float array as numpy builds it; p is validated as
     numpy validates it (non-negative, summing to 1 within sqrt(float64 eps), raising the
     same ValueErrors; the sum is taken with ``math.fsum`` where numpy uses a Kahan sum).
+    ``grid`` is 2^53 (smaller grids are for tests against brute force).
     """
     probabilities = np.asarray(p, dtype=np.float64)
     if probabilities.ndim != 1:
@@ -186,9 +187,9 @@ def choice_law(p: Any, n: int) -> dict[int, Fraction]:
     cdf /= cdf[-1]
     counts, below = {}, 0
     for i, c in enumerate(cdf.tolist()):
-        upto = grid_count(c)
+        upto = grid_count(c, grid)
         if upto > below:
-            counts[i] = Fraction(upto - below, GRID)
+            counts[i] = Fraction(upto - below, grid)
         below = max(below, upto)
     return counts
 

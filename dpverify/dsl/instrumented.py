@@ -77,19 +77,22 @@ def cannot_follow(what: str) -> SpecError:
                   f"rng.choice(..., p=...); {LATER}")
 
 
-def grid_count(p: Any) -> int:
-    """#{k in [0, 2^53) : k / 2^53 < p}, exactly (a float p is its exact binary value).
+def grid_count(p: Any, grid: int = GRID) -> int:
+    """#{k in [0, grid) : k / grid < p}, exactly (a float p is its exact binary value); grid = 2^53
+    for ``random()`` (smaller grids are for tests against brute force).
 
     >>> grid_count(0.5) == 2 ** 52, grid_count(0), grid_count(1) == GRID
     (True, 0, True)
     """
     value = exact_threshold(p)
     if isinstance(value, Fraction):
-        scaled = value * GRID
+        scaled = value * grid
         count = -((-scaled.numerator) // scaled.denominator)  # ceil
+    elif isinstance(value, float):  # +-inf
+        count = grid if value > 0 else 0
     else:
-        count = _first(0, GRID, lambda k: not _less(Fraction(k, GRID), value))
-    return min(GRID, max(0, count))
+        count = _first(0, grid, lambda k: not _less(Fraction(k, grid), value))
+    return min(grid, max(0, count))
 
 
 def exact_threshold(p: Any) -> Any:
