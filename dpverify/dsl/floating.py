@@ -143,5 +143,6 @@ def float_private(sampler: Callable[[float, float], Any], epsilon: Any = None, *
     return FloatPrivate(sampler=sampler, epsilon=eps, pairs=_pairs(pairs) if pairs is not None else (),
                         universe=universe, query=query, uniforms=uniforms,
                         pieces=validate_pieces(pieces) if pieces is not None else ((0, GRID),),
-                        candidates=_count(candidates, "candidates", 1), max_outputs=_count(max_outputs, "max_outputs", 1),
+                        candidates=_count(candidates, "candidates", 1),
+                        max_outputs=_count(max_outputs, "max_outputs", 1),
                         seed=_count(seed, "seed", 0), id=id, expect=expect)

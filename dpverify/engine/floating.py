@@ -134,7 +134,7 @@ class Branch:
                 return self._error(k1, y1, k2, y2)
         return self._error(self.lo, self.at(self.lo), self.hi - 1, self.at(self.hi - 1))
 
-    def check(self) -> None:
+    def check_monotone(self) -> None:
         points = sorted(self.seen.items())
         for (k1, y1), (k2, y2) in zip(points, points[1:]):
             if self.sign * y2 < self.sign * y1:
@@ -146,7 +146,7 @@ class Branch:
         return NotMonotone(
             f"the sampler {name_of(self.sampler.fn)} is not monotone in the uniform on the piece "
             f"[{self.lo}, {self.hi}) of the grid for the value {self.value!r}: it looks {way} from its ends, "
-            f"but k={k1} gives {y1!r} and k={k2} gives {y2!r} (u = k/2^53 on [0,1))",
+            f"but k={k1} gives {y1!r} and k={k2} gives {y2!r} (k indexes the grid {self.sampler.uniform} of uniforms)",
             "declare pieces on which it is monotone (pieces=[(lo, hi), ...] in grid indices), or use a "
             "sampler whose output is monotone in one uniform", file=file, line=line)
 
@@ -169,10 +169,10 @@ class Sampler:
     def evaluate(self, value: float, k: int) -> float:
         self.evaluations += 1
         u = UNIFORMS[self.uniform](k)
-        file, line = where(self.fn)
         try:
             out = self.fn(value, u)
         except Exception as exc:
+            file, line = where(self.fn)
             raise SpecError(f"the sampler {name_of(self.fn)}({value!r}, u) raised {type(exc).__name__}: {exc} "
                             f"at k={k}, u={u!r} ({u.hex()})",
                             "declare pieces that leave out the uniforms it cannot take (e.g. pieces=[(1, 2**53)] "
@@ -180,9 +180,11 @@ class Sampler:
         try:
             y = float(out)
         except (TypeError, ValueError, OverflowError):
+            file, line = where(self.fn)
             raise SpecError(f"the sampler {name_of(self.fn)} returned {out!r} (a {type(out).__name__}) at k={k}",
                             "return one number (a float or an int)", file=file, line=line) from None
         if math.isnan(y) or (isinstance(out, int) and abs(out) > GRID):
+            file, line = where(self.fn)
             raise SpecError(f"the sampler {name_of(self.fn)} returned {out!r} at k={k}, u={u!r}",
                             "return a number that is not NaN (ints below 2^53 in size)", file=file, line=line)
         return y
@@ -222,7 +224,7 @@ class Sampler:
         """Refuse the sampler if any kept evaluation contradicts monotonicity on its piece."""
         for branches in self.branches.values():
             for branch in branches:
-                branch.check()
+                branch.check_monotone()
 
 
 def candidates(pieces: tuple[tuple[int, int], ...], count: int, seed: int) -> list[int]:
