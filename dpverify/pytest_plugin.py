@@ -307,10 +307,13 @@ class ClaimItem(pytest.Item):
         return self.path, 0, f"dpverify {self.name}"
 
 
-def _verdict(report: pytest.TestReport) -> Optional[tuple[str, Optional[str]]]:
-    """(status, expected status) of a dpverify item's call report; ``None`` for other reports."""
-    properties = dict(report.user_properties)
-    if report.when != "call" or "dpverify_status" not in properties:
+def _verdict(report: Any) -> Optional[tuple[str, Optional[str]]]:
+    """(status, expected status) of a dpverify item's call report; ``None`` for other reports
+    (setup and teardown, other tests' items, and collection reports, which have no properties)."""
+    if getattr(report, "when", None) != "call":
+        return None
+    properties = dict(getattr(report, "user_properties", ()))
+    if "dpverify_status" not in properties:
         return None
     return properties["dpverify_status"], properties.get("dpverify_expect")
 

@@ -168,3 +168,13 @@ def test_a_failing_sensitivity_claim_shows_the_derived_against_the_claimed_delta
     result = pytester.runpytest("spec")
     result.assert_outcomes(failed=1)
     result.stdout.fnmatch_lines(["*claimed Delta 1/(2*n), derived Delta 1/n*"])
+
+
+def test_a_test_file_that_fails_to_collect_is_reported_by_pytest_not_a_plugin_crash(pytester) -> None:
+    """A collection error (a CollectReport, which has no user_properties) reaches pytest's own
+    error report; the plugin's verdict bookkeeping leaves it alone."""
+    pytester.makepyfile(test_broken="import no_such_module_anywhere\n\ndef test_x():\n    pass\n")
+    result = pytester.runpytest("-v")
+    assert result.ret == pytest.ExitCode.INTERRUPTED  # "Interrupted: 1 error during collection"
+    result.stdout.fnmatch_lines(["*ModuleNotFoundError: No module named 'no_such_module_anywhere'*"])
+    assert "AttributeError" not in result.stdout.str() + result.stderr.str()
