@@ -105,7 +105,7 @@ def test_textbook_laplace_is_refuted_with_a_reconfirmed_witness():
     assert r.status is Status.REFUTED and r.evidence.achieved_epsilon == "inf"
     assert r.witness.p_prime == "0" and "infinite privacy loss" in r.message
     k, y = r.evidence.witness_k, float.fromhex(r.evidence.witness_output_hex)
-    q = 0.0 if r.witness.x == "q(X) = 0" else 1.0
+    q = float(r.witness.x)  # explicit pairs: the witness names the query values
     other = 1.0 - q
     assert lap(q, k / 2 ** 53) == y  # reached from q, at the stated grid point
     # a third route: invert the Laplace CDF in the reals and scan 4001 grid points around it
@@ -119,6 +119,10 @@ def test_textbook_laplace_is_refuted_with_a_reconfirmed_witness():
 def test_textbook_laplace_from_a_universe_and_query():
     r = check_point(FP.textbook_laplace, FP.textbook_laplace.claims[0], (), Workspace(Options()))
     assert r.status is Status.REFUTED and r.evidence.value_pairs == 2  # counts 0-1 and 1-2
+    x, x_prime = r.witness.x, r.witness.x_prime  # the witness names two neighbouring datasets
+    assert sum(a != b for a, b in zip(x, x_prime)) == 1
+    y = float.fromhex(r.evidence.witness_output_hex)
+    assert y == FP.numpy_laplace(float(sum(x)), r.evidence.witness_k / 2 ** 53)
 
 
 # ----- samplers that pass ---------------------------------------------------------------------------

@@ -69,7 +69,7 @@ class FloatPrivateCheck:
         if claim.epsilon is not None:
             result.evidence.claimed_epsilon = decimal(claim.epsilon)  # type: ignore[attr-defined]
         images: dict[float, dict[float, int]] = {}
-        for value in dict.fromkeys(v for pair in pairs for v in pair[2:]):
+        for value in dict.fromkeys(side.double for pair in pairs for side in pair):
             image = sampler.image(value, claim.max_outputs)
             if image is None:
                 break
@@ -79,10 +79,26 @@ class FloatPrivateCheck:
         return _search(claim, sampler, pairs, result)
 
 
-def _value_pairs(claim: FloatPrivate) -> list[tuple[Any, Any, float, float]]:
-    """Unordered pairs (q, q', float(q), float(q')) of neighbouring query values whose doubles differ."""
+@dataclass(frozen=True)
+class Side:
+    """One side of a neighbouring pair: the exact query value, the double the sampler gets, and a
+    dataset with that value when the pairs come from a universe."""
+
+    value: Any
+    double: float
+    dataset: Optional[tuple] = None
+
+    def who(self) -> Any:
+        return self.dataset if self.dataset is not None else self.value
+
+    def __str__(self) -> str:
+        return f"q = {self.value!r}" + (f" (X = {self.dataset!r})" if self.dataset is not None else "")
+
+
+def _value_pairs(claim: FloatPrivate) -> list[tuple[Side, Side]]:
+    """One unordered pair of sides per pair of neighbouring query values whose doubles differ."""
     if claim.pairs:
-        exact = list(claim.pairs)
+        sides = [(Side(a, float(a)), Side(b, float(b))) for a, b in claim.pairs]
     else:
         assert claim.universe is not None and claim.query is not None
         if estimate(claim.universe).pairs > MAX_PAIRS:
@@ -90,12 +106,14 @@ def _value_pairs(claim: FloatPrivate) -> list[tuple[Any, Any, float, float]]:
                             f"{MAX_PAIRS:,} neighbouring pairs", "use a smaller universe, or pass pairs=")
         datasets = enumerate_datasets(claim.universe)
         left, right = neighbour_pairs(claim.universe, datasets)
-        exact = [(claim.query(datasets[i]), claim.query(datasets[j])) for i, j in zip(left, right)]
-    out: dict[tuple[float, float], tuple[Any, Any, float, float]] = {}
-    for a, b in exact:
-        fa, fb = float(a), float(b)
-        if fa != fb:
-            out.setdefault((min(fa, fb), max(fa, fb)), (a, b, fa, fb) if fa < fb else (b, a, fb, fa))
+        values = [claim.query(d) for d in datasets]
+        sides = [(Side(values[i], float(values[i]), datasets[i]), Side(values[j], float(values[j]), datasets[j]))
+                 for i, j in zip(left, right)]
+    out: dict[tuple[float, float], tuple[Side, Side]] = {}
+    for a, b in sides:
+        if a.double != b.double:
+            a, b = (a, b) if a.double < b.double else (b, a)
+            out.setdefault((a.double, b.double), (a, b))
     if not out:
         raise SpecError("float_private: no two neighbouring datasets give different query values (as doubles)",
                         "check the query and the universe: with equal values the sampler's law is the same")
@@ -117,48 +135,47 @@ def _show(y: float) -> str:
     return f"{y!r} ({y.hex()})"
 
 
-def _infinite(sampler: Sampler, a: Any, b: Any, fa: float, fb: float, k: Optional[int],
-              y: float, result: PointResult) -> PointResult:
-    """Refute with an output reachable from fa and not from fb, after an independent re-count."""
-    count = sampler.count(fa, y)
-    fresh = sampler.evaluate(fa, k) if k is not None else y
-    again, never = sampler.confirm_count(fa, y), sampler.confirm_count(fb, y)
+def _infinite(sampler: Sampler, x: Side, xp: Side, k: Optional[int], y: float, result: PointResult) -> PointResult:
+    """Refute with an output reachable from x and not from xp, after an independent re-count."""
+    count = sampler.count(x.double, y)
+    fresh = sampler.evaluate(x.double, k) if k is not None else y
+    again, never = sampler.confirm_count(x.double, y), sampler.confirm_count(xp.double, y)
     note = _assumption(sampler)
     ev = result.evidence
     assert isinstance(ev, FloatEvidence)
     ev.evaluations, ev.witness_k, ev.witness_output_hex = sampler.evaluations, k, y.hex()
     if fresh != y or again != count or count == 0 or never != 0:
-        result.message = (f"an output {_show(y)} reachable from q = {a!r} and not from q' = {b!r} was not confirmed "
-                          f"by the independent search (counts {count} and {again}, {never} for q')")
+        result.message = (f"an output {_show(y)} reachable from {x} and not from {xp} was not confirmed by the "
+                          f"independent search (counts {count} and {again}, and {never} from the neighbour)")
         return result
     result.status, ev.achieved_epsilon = Status.REFUTED, "inf"
-    result.witness = Witness(f"q(X) = {a!r}", f"q(X') = {b!r}", _show(y), _p(count, sampler.size),
-                             "0", "inf")
+    result.witness = Witness(x.who(), xp.who(), _show(y), _p(count, sampler.size), "0", "inf")
     at = f" (e.g. at k = {k}, u = {UNIFORMS[sampler.uniform](k)!r})" if k is not None else ""
-    result.message = (f"the output {_show(y)} is produced from q = {a!r} by {count} of the {sampler.size:,} uniforms"
-                      f"{at} and by none from q' = {b!r}: an infinite privacy loss (Mironov 2012); both counts "
+    result.message = (f"the output {_show(y)} is produced from {x} by {count} of the {sampler.size:,} uniforms"
+                      f"{at} and by none from {xp}: an infinite privacy loss (Mironov 2012); both counts "
                       f"re-confirmed by an independent search on fresh evaluations; {note}")
     return result
 
 
-def _exhaustive(claim: FloatPrivate, sampler: Sampler, pairs: list, images: dict[float, dict[float, int]],
+def _exhaustive(claim: FloatPrivate, sampler: Sampler, pairs: list[tuple[Side, Side]],
+                images: dict[float, dict[float, int]],
                 result: PointResult) -> PointResult:
     """Every output of every value is listed with its count: supports and the exact epsilon."""
     ev = result.evidence
     assert isinstance(ev, FloatEvidence)
     ev.outputs_per_value = {repr(v): len(image) for v, image in images.items()}
-    worst: Optional[tuple[Fraction, Any, Any, float, float, float]] = None
-    for a, b, fa, fb in pairs:
-        for (x, fx), (xp, fxp) in (((a, fa), (b, fb)), ((b, fb), (a, fa))):
-            mine, theirs = images[fx], images[fxp]
+    worst: Optional[tuple[Fraction, Side, Side, float]] = None
+    for a, b in pairs:
+        for x, xp in ((a, b), (b, a)):
+            mine, theirs = images[x.double], images[xp.double]
             for y, count in mine.items():
                 if y not in theirs:
-                    return _infinite(sampler, x, xp, fx, fxp, None, y, result)
+                    return _infinite(sampler, x, xp, None, y, result)
                 ratio = Fraction(count, theirs[y])
                 if worst is None or ratio > worst[0]:
-                    worst = (ratio, x, xp, fx, fxp, y)
+                    worst = (ratio, x, xp, y)
     assert worst is not None
-    ratio, x, xp, fx, fxp, y = worst
+    ratio, x, xp, y = worst
     achieved = sympy.log(sympy.Rational(ratio.numerator, ratio.denominator))
     ev.achieved_epsilon = decimal(achieved)
     ev.evaluations = sampler.evaluations
@@ -169,7 +186,7 @@ def _exhaustive(claim: FloatPrivate, sampler: Sampler, pairs: list, images: dict
     supports = (f"every output reachable from one query value is reachable from its neighbour, over all "
                 f"{sampler.size:,} uniforms ({sizes}, listed exhaustively)")
     exact = (f"the exact epsilon of the doubles is ln({ratio.numerator}/{ratio.denominator}) = {decimal(achieved)}, "
-             f"at the output {_show(y)} between q = {x!r} and q' = {xp!r}")
+             f"at the output {_show(y)} between {x} and {xp}")
     if claim.epsilon is None:
         result.status, result.method = Status.VERIFIED, "exhaustive listing of the sampler's outputs"
         result.message = f"{supports}: equal supports (a necessary condition for DP); {exact}; {note}"
@@ -182,40 +199,40 @@ def _exhaustive(claim: FloatPrivate, sampler: Sampler, pairs: list, images: dict
         result.status, result.method = Status.VERIFIED, "exhaustive listing of the sampler's outputs, exact counts"
         result.message = f"{claim.epsilon}-DP holds exactly in doubles: {supports}; {exact}; {note}"
         return result
-    p, p_prime = sampler.confirm_count(fx, y), sampler.confirm_count(fxp, y)
+    p, p_prime = sampler.confirm_count(x.double, y), sampler.confirm_count(xp.double, y)
     if Fraction(p, p_prime or 1) != ratio or p_prime == 0:
         result.message = f"the counts at the output {_show(y)} were not confirmed by the independent search"
         return result
     result.status, result.method = Status.REFUTED, "exhaustive listing of the sampler's outputs, exact counts"
-    result.witness = Witness(f"q(X) = {x!r}", f"q(X') = {xp!r}", _show(y), _p(p, sampler.size),
+    result.witness = Witness(x.who(), xp.who(), _show(y), _p(p, sampler.size),
                              _p(p_prime, sampler.size), decimal(sympy.Rational(p, p_prime)))
     result.message = (f"{exact}, above the claimed {claim.epsilon} = {decimal(claim.epsilon)}: the output is produced "
-                      f"by {p} uniforms from q = {x!r} and {p_prime} from q' = {xp!r} (of {sampler.size:,}; counts "
+                      f"by {p} uniforms from {x} and {p_prime} from {xp} (of {sampler.size:,}; counts "
                       f"re-confirmed by an independent search); {supports}; {note}")
     return result
 
 
-def _search(claim: FloatPrivate, sampler: Sampler, pairs: list, result: PointResult) -> PointResult:
+def _search(claim: FloatPrivate, sampler: Sampler, pairs: list[tuple[Side, Side]], result: PointResult) -> PointResult:
     """Too many outputs to list: look for an output of one value that its neighbour never produces."""
     ks = candidates(sampler.pieces, claim.candidates, claim.seed)
     ev = result.evidence
     assert isinstance(ev, FloatEvidence)
     tried = missed = 0
-    best: Optional[tuple[int, float, Any, Any, float, float, int, float]] = None
-    for a, b, fa, fb in pairs:
-        for x, xp, fx, fxp in ((a, b, fa, fb), (b, a, fb, fa)):
+    best: Optional[tuple[tuple[int, float], Side, Side, int, float]] = None
+    for a, b in pairs:
+        for x, xp in ((a, b), (b, a)):
             for k in ks:
-                y = sampler.output(fx, k)
+                y = sampler.output(x.double, k)
                 tried += 1
-                if sampler.count(fxp, y) == 0:
+                if sampler.count(xp.double, y) == 0:
                     missed += 1
-                    key = (sampler.count(fx, y), -abs(y - fx))
-                    if best is None or key > (best[0], best[1]):
-                        best = (key[0], key[1], x, xp, fx, fxp, k, y)
+                    key = (sampler.count(x.double, y), -abs(y - x.double))  # the likeliest, then nearest q
+                    if best is None or key > best[0]:
+                        best = (key, x, xp, k, y)
     ev.candidates_tried, ev.unreachable_candidates = tried, missed
     if best is not None:
-        _, _, x, xp, fx, fxp, k, y = best
-        out = _infinite(sampler, x, xp, fx, fxp, k, y, result)
+        _, x, xp, k, y = best
+        out = _infinite(sampler, x, xp, k, y, result)
         if out.status is Status.REFUTED:
             out.method = "binary search over the 2^53-point grid of uniforms"
             out.message += f"; {missed:,} of {tried:,} candidate outputs were unreachable from the neighbour"
