@@ -67,6 +67,14 @@ def test_count_of_the_identity_matches_the_grid(sign):
     assert s.count(0.0, sign * 1.0) == 0
 
 
+def test_image_of_a_one_sided_geometric_has_the_dyadic_counts():
+    """floor(-log2 u) on u = (k+1)/2^53: j is taken by 2^(52-j) grid points (j <= 52), 53 by one."""
+    s = Sampler(lambda q, u: q + math.floor(-math.log2(u)), "(0,1]", ((0, GRID),))
+    expected = {float(j): 2 ** (52 - j) for j in range(53)} | {53.0: 1}
+    assert s.image(0.0, 100) == expected and sum(expected.values()) == GRID
+    assert all(s.confirm_count(0.0, y) == n for y, n in expected.items())
+
+
 def test_uniform_grids():
     """The three grids: k/2^53, (k+1)/2^53 and (k+1/2)/2^53 (k + 0.5 rounded first)."""
     ident = lambda q, u: u  # noqa: E731
@@ -178,6 +186,14 @@ def test_mutant_geometric_without_the_shift_is_refuted():
     r = _run(dp.float_private(doubled, 1 + Fraction(1, 2 ** 38), pairs=[(3, 4)], pieces=HALVES))
     assert r.status is Status.REFUTED
     assert abs(float(r.evidence.achieved_epsilon) - (1 + math.log(2))) < 1e-6
+
+
+def test_a_support_missing_in_the_second_direction_only_is_found():
+    """From q = 1 the output 1.0 is reached; from q = 0 never (the pair is read both ways)."""
+    r = _run(dp.float_private(lambda q, u: q if u < 0.5 else 0.0, pairs=[(0, 1)],
+                              pieces=[(0, 2 ** 52), (2 ** 52, GRID)]))
+    assert r.status is Status.REFUTED and r.witness.x == 1 and r.witness.output.startswith("1.0 ")
+    assert r.witness.p == "0.5000000000000000000000000000000000000000"
 
 
 def test_no_witness_among_candidates_is_unknown_not_verified():
