@@ -302,3 +302,41 @@ def test_outputs_are_python_values():
         return rng.integers(0, 2), np.array([1, 2])
     assert law(integers) == {(0, (1, 2)): sympy.Rational(1, 2), (1, (1, 2)): sympy.Rational(1, 2)}
     assert all(type(o[0]) is int for o in law(integers))
+
+
+# -- conforms within a tolerance -----------------------------------------------------------------
+
+ROUNDING = Fraction(1, 2 ** 50)
+
+
+def test_conforms_within_a_tolerance_separates_rounding_from_bugs():
+    results = check(float_rr, dp.conforms(rr, tolerance=ROUNDING), grid=(Fraction(1, 2), 1, 2))
+    assert [r.status.value for r in results] == ["verified"] * 3
+    assert all("within 1/1125899906842624" in r.message for r in results)
+    [mutant] = check(flipped_rr, dp.conforms(rr, tolerance=ROUNDING))
+    assert mutant.status.value == "refuted" and mutant.witness.output == 0
+    assert "more than the tolerance" in mutant.message
+    # a tolerance below the rounding error itself is refuted, with the rounding as the witness
+    [tight] = check(float_rr, dp.conforms(rr, tolerance=Fraction(1, 2 ** 60)))
+    assert tight.status.value == "refuted"
+
+
+def test_a_difference_exactly_at_the_tolerance_is_decided_exactly():
+    def third(data, eps, rng):
+        return rng.random() < Fraction(1, 3)  # ceil(2^53/3)/2^53 = 1/3 + 1/(3 * 2^53)
+
+    def spec_third(data, eps):
+        return dp.bernoulli(Fraction(1, 3))
+    at = Fraction(1, 3 * 2 ** 53)
+    assert [r.status.value for r in check(third, dp.conforms(spec_third, tolerance=at))] == ["verified"]
+    below = at - Fraction(1, 10 ** 40)
+    assert [r.status.value for r in check(third, dp.conforms(spec_third, tolerance=below))] == ["refuted"]
+
+
+def test_a_tolerance_must_be_an_exact_number_in_range():
+    with pytest.raises(dp.SpecError, match="float"):
+        dp.conforms(rr, tolerance=1e-9)
+    with pytest.raises(dp.SpecError, match=r"\[0, 1\)"):
+        dp.conforms(rr, tolerance=2)
+    with pytest.raises(dp.SpecError, match=r"\[0, 1\)"):
+        dp.conforms(rr, tolerance=eps)

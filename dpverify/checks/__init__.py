@@ -22,6 +22,7 @@ from .privacy.discrete import PrivacyCheck
 from .theorems.probability import ProbabilityCheck
 from .theorems.sample_complexity import SampleComplexityCheck
 from ..results import ClaimResult, PointResult, Status
+from .privacy.conforms import ConformsCheck
 from .privacy.same_distribution import SameDistributionCheck
 from .sensitivity.check import SensitivityCheck
 from .workspace import Workspace
@@ -39,7 +40,7 @@ class Check(Protocol):
     def run(self, spec: Spec, claim: Claim, point: Point, ws: Workspace) -> PointResult: ...
 
 
-CHECKS: tuple[Check, ...] = (PrivacyCheck(), SameDistributionCheck(),
+CHECKS: tuple[Check, ...] = (PrivacyCheck(), ConformsCheck(), SameDistributionCheck(),
                              FormulaCheck(),
                              SensitivityCheck(),
                              ProbabilityCheck(), StabilityCheck(), PrivatePredictionCheck(),

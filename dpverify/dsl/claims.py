@@ -123,23 +123,35 @@ class Conforms(SameDistribution):
     the dataset, the output and both probabilities).  Exact means exact: an implementation
     that computes its probabilities in floats has the law of those floats, and differs from
     the real-valued spec by their rounding (a refutation with a difference near 1e-17).
+
+    With a ``tolerance`` t > 0 the claim is weaker, and says so: every output probability on
+    every dataset is within t of the spec's, |P_impl(o|X) - P_spec(o|X)| <= t (decided by
+    :mod:`dpverify.checks.privacy.conforms`).
     """
 
+    tolerance: sympy.Expr = sympy.Integer(0)
     kind = "conforms"
 
     def describe(self) -> str:
-        return f"conforms to {getattr(self.other, '__name__', 'the spec program')}"
+        name = getattr(self.other, '__name__', 'the spec program')
+        return f"conforms to {name}" + (f" within {self.tolerance}" if self.tolerance != 0 else "")
 
 
-@call_help("dp.conforms(spec_program)", spec_program="the spec's mechanism program, with the same parameters")
-def conforms(spec_program: Callable[..., Any], *, id: Optional[str] = None,
+@call_help("dp.conforms(spec_program) or dp.conforms(spec_program, tolerance=Fraction(1, 2**50))",
+           spec_program="the spec's mechanism program, with the same parameters")
+def conforms(spec_program: Callable[..., Any], *, tolerance: Any = 0, id: Optional[str] = None,
              expect: Optional[str] = None) -> Conforms:
     """Claim that the spec's mechanism (an implementation) has the same output law as ``spec_program``
-    on every dataset of the universe, at every grid point."""
+    on every dataset of the universe, at every grid point: exactly (the default), or with every
+    output probability within ``tolerance`` (an exact number, e.g. Fraction(1, 2**50))."""
     if not callable(spec_program):
         raise SpecError(f"conforms: spec_program={spec_program!r} is not callable",
                         "pass the spec's mechanism function, e.g. dp.conforms(randomized_response)")
-    return Conforms(other=spec_program, id=id, expect=expect)
+    bound = _expression(tolerance, "tolerance", "conforms")
+    if not bound.is_number or not (bound.is_nonnegative and (bound < 1) is sympy.true):
+        raise SpecError(f"conforms: tolerance={tolerance!r} must be a number in [0, 1)",
+                        "use 0 for the exact law, or a small bound such as Fraction(1, 2**50)")
+    return Conforms(other=spec_program, tolerance=bound, id=id, expect=expect)
 
 
 _RELATIONS = (sympy.core.relational.Relational, sympy.And, sympy.Or, sympy.Not)
