@@ -163,6 +163,8 @@ def dsl_misuse(exc: BaseException) -> SpecError | None:
     None for any other error, and for one raised inside dpverify (the refusing frame, the
     innermost, must be the spec's).  The caller adds the file and line."""
     frames = list(traceback.walk_tb(exc.__traceback__))
+    while frames and frames[-1][0].f_code.co_name == "__getattr__" and _inside_dpverify(frames[-1][0].f_code.co_filename):
+        frames.pop()  # a dpverify module's own __getattr__ (dp.strategies) refusing the name for the spec
     if not frames or _inside_dpverify(frames[-1][0].f_code.co_filename):
         return None
     if isinstance(exc, AttributeError) and isinstance(getattr(exc, "obj", None), ModuleType) and exc.name:

@@ -217,3 +217,16 @@ def test_the_readme_example_runs_and_catches_a_missing_clamp() -> None:
     witness = find(strategies.neighbouring_pairs(namespace["U"]), lambda p: abs(sum(p[0]) - sum(p[1])) > 10,
                    settings=settings(QUIET, max_examples=500))
     assert witness == ((), (11,)) and "`pair=((), (11,))`" in section
+
+
+def test_dp_strategies_is_there_without_importing_it_first() -> None:
+    """`import dpverify as dp; dp.strategies` works (imported on first use), and a misspelt name is
+    still the AttributeError the loader turns into a "did you mean" message."""
+    import subprocess
+    import sys
+    code = ("import sys, dpverify as dp; assert 'hypothesis' not in sys.modules; "
+            "assert dp.strategies.datasets is not None and 'hypothesis' in sys.modules\n"
+            "try:\n    dp.strategie\nexcept AttributeError as e:\n    assert e.name == 'strategie' and e.obj is dp\n"
+            "else:\n    raise SystemExit('no AttributeError')")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
