@@ -192,7 +192,7 @@ def test_a_support_missing_in_the_second_direction_only_is_found():
     """From q = 1 the output 1.0 is reached; from q = 0 never (the pair is read both ways)."""
     r = _run(dp.float_private(lambda q, u: q if u < 0.5 else 0.0, pairs=[(0, 1)],
                               pieces=[(0, 2 ** 52), (2 ** 52, GRID)]))
-    assert r.status is Status.REFUTED and r.witness.x == 1 and r.witness.output.startswith("1.0 ")
+    assert r.status is Status.REFUTED and r.witness.x == 1 and r.witness.output == 1.0
     assert r.witness.p == "0.5000000000000000000000000000000000000000"
 
 

@@ -149,7 +149,7 @@ def _infinite(sampler: Sampler, x: Side, xp: Side, k: Optional[int], y: float, r
                           f"independent search (counts {count} and {again}, and {never} from the neighbour)")
         return result
     result.status, ev.achieved_epsilon = Status.REFUTED, "inf"
-    result.witness = Witness(x.who(), xp.who(), _show(y), _p(count, sampler.size), "0", "inf")
+    result.witness = Witness(x.who(), xp.who(), y, _p(count, sampler.size), "0", "inf")
     at = f" (e.g. at k = {k}, u = {UNIFORMS[sampler.uniform](k)!r})" if k is not None else ""
     result.message = (f"the output {_show(y)} is produced from {x} by {count} of the {sampler.size:,} uniforms"
                       f"{at} and by none from {xp}: an infinite privacy loss (Mironov 2012); both counts "
@@ -204,7 +204,7 @@ def _exhaustive(claim: FloatPrivate, sampler: Sampler, pairs: list[tuple[Side, S
         result.message = f"the counts at the output {_show(y)} were not confirmed by the independent search"
         return result
     result.status, result.method = Status.REFUTED, "exhaustive listing of the sampler's outputs, exact counts"
-    result.witness = Witness(x.who(), xp.who(), _show(y), _p(p, sampler.size),
+    result.witness = Witness(x.who(), xp.who(), y, _p(p, sampler.size),
                              _p(p_prime, sampler.size), decimal(sympy.Rational(p, p_prime)))
     result.message = (f"{exact}, above the claimed {claim.epsilon} = {decimal(claim.epsilon)}: the output is produced "
                       f"by {p} uniforms from {x} and {p_prime} from {xp} (of {sampler.size:,}; counts "
