@@ -108,6 +108,16 @@ def test_random_random_choices_and_ranges():
     assert law(weighted, rng="random") == {"a": sympy.Rational(1, 4), "b": sympy.Rational(1, 2),
                                            "c": sympy.Rational(1, 4)}
 
+    def unweighted(data, rng):  # floor(random() * 3.0): counted as the floats fall, not assumed uniform
+        return rng.choices("abc")[0]
+    got, below = law(unweighted, rng="random"), 0
+    for j, letter in ((1, "a"), (2, "b")):
+        near = math.ceil(Fraction(j, 3) * GRID)
+        first = next(k for k in range(near - 8, near + 8) if math.floor(k / GRID * 3.0) >= j)
+        assert got[letter] == sympy.Rational(first - below, GRID)
+        below = first
+    assert got["c"] == sympy.Rational(GRID - below, GRID)
+
     def ranges(data, rng):
         return (rng.randrange(3), rng.randint(5, 6))
     got = law(ranges, rng="random")

@@ -1,6 +1,7 @@
 """Textbook numpy implementations, audited exactly against the catalogue's spec programs.
 
-Each implementation is plain code taking an injected ``numpy.random.Generator`` (``rng``);
+Each implementation is plain code taking an injected ``numpy.random.Generator`` (``rng``; one
+takes a ``random.Random``);
 ``dp.implementation(fn)`` runs it unmodified inside the engine with an instrumented
 generator (see ``dpverify/dsl/generators.py``), so its exact law -- the law of the code as
 written, floats included -- is compared with the spec program's (``dp.conforms``) and
@@ -176,6 +177,12 @@ def em_no_half(data, eps, rng):
     return CANDIDATES[inverse_cdf([math.exp(eps * s) for s in scores], rng)]
 
 
+def em_random_choices(data, eps, rng):
+    """The standard library's way (``rng`` a ``random.Random``): ``choices`` with float weights."""
+    scores = [sum(1 for x in data if x == y) for y in CANDIDATES]
+    return rng.choices(CANDIDATES, weights=[math.exp(eps * s / 2) for s in scores])[0]
+
+
 EM_GRID = {eps: [Fraction(1, 2), 1]}
 
 exponential_mechanism = dp.spec(
@@ -185,6 +192,12 @@ exponential_mechanism = dp.spec(
             dp.private(eps)],
     doc="The exponential mechanism by inverse CDF over float weights: the law is the spec's up to "
         "rounding (conforms refuted by ~1e-17), and eps-DP (not tight, so rounding does not matter).")
+
+exponential_mechanism_random = dp.spec(
+    dp.implementation(em_random_choices, rng="random"), universe=RECORDS, grid=EM_GRID,
+    claims=[dp.conforms(em, tolerance=ROUNDING), dp.private(eps)],
+    doc="The exponential mechanism with random.Random.choices over float weights: within 2^-50 of the "
+        "spec's law, eps-DP.")
 
 exponential_mechanism_no_half = dp.spec(
     dp.implementation(em_no_half), universe=RECORDS, grid=EM_GRID,
