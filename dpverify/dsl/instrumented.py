@@ -120,7 +120,8 @@ def exact_threshold(p: Any) -> Any:
         return p
     if isinstance(p, Uniform):
         raise cannot_follow("two uniform draws (or two values computed from draws) are compared")
-    p > 0  # a symbolic parameter refuses here (ParameterBranch), as everywhere in the DSL
+    if type(p).__name__ == "Parameter":
+        p > 0  # the symbolic reading's parameter refuses here (ParameterBranch), as everywhere in the DSL
     raise refuse(f"a uniform draw is compared with {p!r} (a {type(p).__name__}), which is not a number",
                  "compare draws with ints, floats, Fractions or sympy numbers")
 
@@ -408,8 +409,8 @@ def _constant(value: Any, what: str) -> Any:
         return value
     if isinstance(value, sympy.Basic) and value.is_number and value.is_real:
         return float(value)
-    if isinstance(value, sympy.Basic) or type(value).__name__ == "Parameter":
-        float(value)  # a symbolic parameter refuses here (ParameterBranch)
+    if type(value).__name__ == "Parameter":
+        float(value)  # the symbolic reading's parameter refuses here (ParameterBranch)
     raise cannot_follow(f"{what} with {value!r} (a {type(value).__name__})")
 
 
