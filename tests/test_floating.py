@@ -211,6 +211,16 @@ def test_a_non_monotone_sampler_is_an_error_naming_the_grid_points():
     assert r.status is Status.ERROR and "not monotone" in r.message and "k=" in r.message
 
 
+def test_a_listing_is_not_verified_when_a_candidate_breaks_monotonicity():
+    """A step function with one odd grid point that no bisection probe meets: the candidates find it."""
+    odd = candidates(((0, GRID),), 1000, 0)[700]
+    def step(q, u):
+        return 100.0 if u == odd / 2 ** 53 else float(math.floor(8 * u))
+    assert _run(dp.float_private(lambda q, u: float(math.floor(8 * u)), pairs=[(0, 1)])).status is Status.VERIFIED
+    r = _run(dp.float_private(step, pairs=[(0, 1)]))
+    assert r.status is Status.ERROR and "not monotone" in r.message and f"k={odd}" in r.message
+
+
 def test_a_sampler_that_fails_at_zero_names_the_fix():
     r = _run(dp.float_private(lambda q, u: q + math.log(u), pairs=[(0, 1)]))
     assert r.status is Status.ERROR and "k=0" in r.message and "pieces=" in r.message

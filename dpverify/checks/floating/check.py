@@ -11,8 +11,9 @@ For every pair of neighbouring query values (q, q'), both ways:
   a privacy loss of infinity -> ``refuted``; none found is no proof -> ``unknown``.
 
 Every refutation is re-confirmed on fresh evaluations by another search (galloping and a scan
-of the neighbouring grid points); every verdict first checks that no evaluation made
-contradicts the declared monotonicity (the assumption the searches rest on), and says so.
+of the neighbouring grid points); every verdict first checks that no evaluation made (the
+searches' probes, and the candidates, also in the listing) contradicts the declared
+monotonicity (the assumption the searches rest on), and says so.
 """
 from __future__ import annotations
 
@@ -164,6 +165,10 @@ def _exhaustive(claim: FloatPrivate, sampler: Sampler, pairs: list[tuple[Side, S
     ev = result.evidence
     assert isinstance(ev, FloatEvidence)
     ev.outputs_per_value = {repr(v): len(image) for v, image in images.items()}
+    ks = candidates(sampler.pieces, claim.candidates, claim.seed)
+    for value in images:  # the monotonicity the listing rests on, tested on the candidates too
+        for k in ks:
+            sampler.output(value, k)
     worst: Optional[tuple[Fraction, Side, Side, float]] = None
     for a, b in pairs:
         for x, xp in ((a, b), (b, a)):
