@@ -12,23 +12,27 @@ code, hence its exact epsilon.
   ``random_laplace``: u >= 1/2 gives loc - scale*log(2 - 2u), 0 < u < 1/2 gives
   loc + scale*log(2u), u = 0 is rejected), transcribed with ``math.log`` (the C library's log,
   which numpy's C code calls; tests/test_floating.py checks bit-for-bit agreement with
-  ``Generator.laplace`` on 20,000 draws).  Refuted: an output numpy's Laplace produces around
-  q = 1 that it never produces around q = 0.
+  ``Generator.laplace`` on 20,000 draws), on a count of two records.  Refuted: the output
+  2.0000000000000284 is produced from the count 2 by 3 of the uniforms and never from the
+  count 1; 4 in 5 of the candidate outputs tried are unreachable from the neighbouring count.
 * ``geometric`` is an exact-integer sampler: the two halves of the uniform give
-  floor(log(2u)/log(a)) and floor(log(2 - 2u)/log(a)), a = e^-eps, a two-sided geometric noise
-  (P(z) proportional to a^z for z >= 0 and a^(-1-z) for z < 0: ln(1/a) = eps-DP for sensitivity 1
-  in the reals), added to an integer count and clamped to [-10, 10].  Its 21 outputs are
-  reached from every count (equal supports, verified), but the exact law of the doubles is
-  (eps + 3.6e-12)-DP, not eps-DP: the counts of uniforms at the clamped tail are integers, so
-  their ratio is e^eps only up to about one part in 10^12.  That is a finding, shown by a claim
-  of exactly eps marked ``expect="refuted"`` next to one of eps + 2^-36 that holds.
+  floor(log(2u)/log(a)) and floor(log(2 - 2u)/log(a)), a = e^-eps, eps = 1, a two-sided
+  geometric noise (P(z) proportional to a^z for z >= 0 and a^(-1-z) for z < 0: eps-DP for
+  sensitivity 1 in the reals), added to a count of 10 records and clamped to [0, 10].  Its 11
+  outputs are reached from every count (equal supports, verified), but the exact law of the
+  doubles is (eps + 2.05e-12)-DP, about eps + 2^-38.8, not eps-DP: the numbers of uniforms
+  giving each output are integers, so their ratios are e^eps only up to about one part in
+  10^12.  That is a finding, shown by a claim of exactly eps marked ``expect="refuted"`` next
+  to one of eps + 2^-38 that holds.
 * ``snapping`` is Mironov's snapping mechanism: clamp q to [-B, B], add Laplace noise of scale
   lambda, round to the nearest multiple of Lambda (the least power of two >= lambda: here
-  lambda = Lambda = 1), clamp to [-B, B].  Its 17 outputs are reached from every value, and
-  the exact epsilon with this 53-bit uniform is 1 + 2.5e-13 (Mironov's Theorem 1 bounds a
-  sampler that draws U from all doubles in (0, 1], finer near 0, so it does not cover this one
-  exactly; the figure here is the exact one for this code).  A snapping sampler with a wrong
-  grid (Lambda = 2^-45, much finer than lambda) is refuted with an unreachable output.
+  lambda = Lambda = 1, B = 8), clamp to [-B, B].  Over the query values q, q + 1 for the
+  integers q in [-8, 8) its 17 outputs are reached from every value, and the exact epsilon
+  with this 53-bit uniform is 1 + 1.02e-9 (about 1 + 2^-29.9, at the clamped output -8 between
+  q = 7 and 8).  Mironov's Theorem 1 is about a sampler that draws U from all doubles in
+  (0, 1] (finer near 0) with a correctly rounded log, so it does not cover this code exactly;
+  the figure here is the exact one for this code.  Snapping to a grid much finer than the
+  noise (Lambda = 2^-45) is refuted with an unreachable output.
 """
 import functools
 import math
