@@ -92,6 +92,22 @@ class PredictionEvidence(PrivacyEvidence):
 
 
 @dataclass
+class FloatEvidence(PrivacyEvidence):
+    """``float_private``: the privacy levels of a floating-point sampler over its grid of uniforms
+    (``achieved_epsilon`` "inf" for an unreachable output; exact for a finite image), the grid, the
+    work done (evaluations, candidates) and the witness's grid index."""
+
+    grid_points: int = 0
+    value_pairs: int = 0
+    evaluations: int = 0
+    outputs_per_value: Optional[dict[str, int]] = None
+    candidates_tried: Optional[int] = None
+    unreachable_candidates: Optional[int] = None
+    witness_k: Optional[int] = None
+    witness_output_hex: Optional[str] = None
+
+
+@dataclass
 class SensitivityEvidence(Evidence):
     """``sensitivity(query, equals=/at_most=)``: the derived Delta(n) with its derivation steps
     against the claim, or the exact value at the size where they differ."""
@@ -155,7 +171,7 @@ class SampleComplexityEvidence(Evidence):
     verified_n: Optional[list[int]] = None
 
 
-__all__ = ["DensityCurves", "Evidence", "FormulaEvidence", "PredictionEvidence", "PrivacyEvidence", "ProbabilityEvidence", "privacy_view",
+__all__ = ["DensityCurves", "Evidence", "FloatEvidence", "FormulaEvidence", "PredictionEvidence", "PrivacyEvidence", "ProbabilityEvidence", "privacy_view",
            "SampleComplexityEvidence", "SensitivityEvidence", "SideBound", "WitnessLaws"]
 
 

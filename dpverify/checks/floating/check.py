@@ -32,27 +32,12 @@ from ...engine.datasets import enumerate_datasets, estimate, neighbour_pairs
 from ...engine.decimals import decimal
 from ...engine.floating import UNIFORMS, Sampler, candidates, name_of
 from ...errors import SpecError
-from ...evidence import PrivacyEvidence
+from ...evidence import FloatEvidence
 from ...results import PointResult, Status, Witness
 from ..workspace import Workspace
 
 MAX_PAIRS = 100_000
 """The most neighbouring pairs of a universe read for their query values."""
-
-
-@dataclass
-class FloatEvidence(PrivacyEvidence):
-    """The privacy levels (``achieved_epsilon`` "inf" for an unreachable output; exact for a finite
-    image), the grid, the work done (evaluations, candidates) and the witness's grid index."""
-
-    grid_points: int = 0
-    value_pairs: int = 0
-    evaluations: int = 0
-    outputs_per_value: Optional[dict[str, int]] = None
-    candidates_tried: Optional[int] = None
-    unreachable_candidates: Optional[int] = None
-    witness_k: Optional[int] = None
-    witness_output_hex: Optional[str] = None
 
 
 class FloatPrivateCheck:
