@@ -33,8 +33,11 @@ from .statements import Part, statement
 ASSUMPTIONS = (
     "Finite universe: privacy and distribution claims are decided on every dataset of the declared "
     "universe (its records, sizes and neighbour relation), not on larger ones.",
-    "Idealised real arithmetic: the mechanism's probabilities are exact real numbers; floating-point "
-    "effects of an implementation (rounding, the snapping attack on Laplace noise) are out of scope.",
+    "Idealised real arithmetic: a spec's probabilities are exact real numbers. Floating point is "
+    "analysed only where a claim says so: a float_private claim decides a sampler over its whole grid "
+    "of double uniforms (Mironov's attack on Laplace noise), and an audited implementation "
+    "(dp.implementation) has its float probabilities read at their exact binary values; its Laplace, "
+    "exponential and Gaussian draws are the ideal real laws.",
     "Grid: 'verified' holds at the listed parameter points; 'proved' holds for every value of the "
     "symbolic parameters (e.g. every ε > 0), the others fixed at each grid point.",
     "Certified arithmetic: no verdict rests on a float comparison; every 'refuted' is re-confirmed by an "
