@@ -192,6 +192,23 @@ def test_arithmetic_that_cannot_be_followed_is_refused_at_its_line():
     assert err.line == line_of(product, "rng.random() * rng.random()")
 
 
+@pytest.mark.parametrize("use, what", [
+    (lambda u: str(u) < "0.5", "str(u)"),
+    (lambda u: repr(u) < "0.5", "repr(u)"),
+    (lambda u: f"{u:.3f}" < "0.5", "formatted as text"),
+    (lambda u: isinstance(u, float), "isinstance"),
+    (lambda u: u in {0.25, 0.5}, "hashed"),
+    (lambda u: bool(u), "truth value"),
+])
+def test_a_draw_never_shows_a_stand_in_to_the_program(use, what):
+    """The program would see a float (its digits, its type, its hash): a stand-in's text or type
+    would send it down another branch than the real code takes, so each is refused, never followed."""
+    def program(data, eps, rng):
+        return use(rng.random())
+    err = refused(program)
+    assert what in err.problem and "cannot be decided exactly" in err.problem
+
+
 def gumbel_em(data, eps, rng):
     """The exponential mechanism by the Gumbel-max trick: refused (not followed exactly)."""
     scores = [sum(1 for x in data if x == y) for y in (0, 1)]

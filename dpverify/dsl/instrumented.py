@@ -389,7 +389,20 @@ class Uniform:
             return -inputs[0]
         raise cannot_follow(f"numpy.{ufunc.__name__} is applied to it")
 
-    def __repr__(self) -> str:
+    def __str__(self) -> str:
+        raise cannot_follow("it is turned into text (str(u))")
+
+    def __repr__(self) -> str:  # the program would see a float's digits: never a stand-in's text
+        raise cannot_follow("it is turned into text (repr(u))")
+
+    @property  # type: ignore[misc]
+    def __class__(self) -> type:
+        """isinstance(u, float) is True for the real draw and would be False here: a program asking
+        for the type of a draw is refused rather than sent down another branch."""
+        raise cannot_follow("its type is asked for (isinstance(u, ...))")
+
+    def describe(self) -> str:
+        """For dpverify's own messages (never seen by the program)."""
         return f"<uniform draw, {self._draw.total()} of 2^53 grid points possible>"
 
 
