@@ -139,8 +139,8 @@ def _less(x: Any, c: Any) -> bool:
 def _compare(op: str, x: Any, c: Any) -> bool:
     if isinstance(x, np.generic):
         x = x.item()  # compared as a Python number: exactly, never through numpy's conversions
-    if isinstance(x, float) and math.isnan(x):
-        return op == "!="
+    if any(isinstance(v, float) and math.isnan(v) for v in (x, c)):
+        return op == "!="  # a nan threshold too: u >= nan and u <= nan are False, not the negations of < and >
     if op == "<":
         return _less(x, c)
     if op == ">=":
@@ -373,7 +373,8 @@ class Uniform:
                      "less": "__lt__", "less_equal": "__le__", "greater": "__gt__", "greater_equal": "__ge__",
                      "equal": "__eq__", "not_equal": "__ne__"}
         if method == "__call__" and not kwargs and len(inputs) == 2 and ufunc.__name__ in operators:
-            left, right = inputs
+            # numpy hands a scalar operand (np.float64(0.3) < u) over as a 0-d array: its scalar again
+            left, right = (x[()] if type(x) is np.ndarray and x.ndim == 0 else x for x in inputs)
             if isinstance(left, Uniform) and not isinstance(right, Uniform) and np.ndim(right) == 0:
                 return getattr(left, operators[ufunc.__name__])(right)
             if isinstance(right, Uniform) and not isinstance(left, Uniform) and np.ndim(left) == 0:
