@@ -47,8 +47,9 @@ def run_point(path: str, spec: Spec, claim: Claim, point: Point, ws: Workspace) 
             fix = "raise an Exception (not a BaseException) or fix the code at this line"
         err = SpecError(problem, fix, file=path, line=line_in(exc.__traceback__, str(Path(path).resolve())))
         return PointResult(point_label(point), Status.ERROR, str(err))
-    if result.status == Status.ERROR:  # name the file as the user gave it
-        result.message = result.message.replace(str(Path(path).resolve()), path)
+    # name the file as the user gave it, in every message (a note about a parameter branch names its
+    # line too): the same spec gives the same message wherever the checkout is
+    result.message = result.message.replace(str(Path(path).resolve()), path)
     return result
 
 
