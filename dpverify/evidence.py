@@ -108,6 +108,42 @@ class FloatEvidence(PrivacyEvidence):
 
 
 @dataclass
+class SampledCell:
+    """One test of a statistical audit: the dataset (and its neighbour, for privacy), the output,
+    the counts in the samples, the Clopper-Pearson interval(s) and the spec's exact probability
+    (decimal strings)."""
+
+    dataset: str
+    output: str
+    count: int
+    interval: list[str]
+    spec_probability: str
+    dataset_prime: Optional[str] = None
+    count_prime: Optional[int] = None
+    interval_prime: Optional[list[str]] = None
+    spec_probability_prime: Optional[str] = None
+
+
+@dataclass
+class StatisticalEvidence(PrivacyEvidence):
+    """A black box audited by sampling (``dp.black_box``): the budget (``samples`` per dataset and
+    run, ``seed``), the overall ``error_probability`` split over ``tests`` (Bonferroni), the
+    ``worst`` cell with its interval, the largest deviation |frequency - spec probability|
+    (conformance), the lower confidence bound on the code's epsilon (privacy), and whether an
+    independent re-run with fresh seeds reproduced a refutation (``confirmed``).  A statistical
+    lower bound is never shown as ``achieved_epsilon`` (that column is exact or certified)."""
+
+    samples: int = 0
+    seed: int = 0
+    error_probability: Optional[str] = None
+    tests: int = 0
+    worst: Optional[SampledCell] = None
+    largest_deviation: Optional[str] = None
+    epsilon_lower_bound: Optional[str] = None
+    confirmed: Optional[bool] = None
+
+
+@dataclass
 class SensitivityEvidence(Evidence):
     """``sensitivity(query, equals=/at_most=)``: the derived Delta(n) with its derivation steps
     against the claim, or the exact value at the size where they differ."""
@@ -171,7 +207,7 @@ class SampleComplexityEvidence(Evidence):
     verified_n: Optional[list[int]] = None
 
 
-__all__ = ["DensityCurves", "Evidence", "FloatEvidence", "FormulaEvidence", "PredictionEvidence", "PrivacyEvidence", "ProbabilityEvidence", "privacy_view",
+__all__ = ["SampledCell", "StatisticalEvidence", "DensityCurves", "Evidence", "FloatEvidence", "FormulaEvidence", "PredictionEvidence", "PrivacyEvidence", "ProbabilityEvidence", "privacy_view",
            "SampleComplexityEvidence", "SensitivityEvidence", "SideBound", "WitnessLaws"]
 
 

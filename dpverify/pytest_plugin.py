@@ -23,7 +23,7 @@ import pytest
 
 
 _OPTIONS = pytest.StashKey[Any]()  # the validated dpverify Options, when the command line sets any
-VERDICTS = ("proved", "verified", "refuted", "unknown", "error")  # the order the summary counts them in
+VERDICTS = ("proved", "verified", "consistent", "refuted", "unknown", "error")  # the order the summary counts them in
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -274,7 +274,7 @@ class ClaimItem(pytest.Item):
         result = spec_file.check(self.key)
         expected = self.claim.expect
         self.user_properties += [("dpverify_status", result.status.value), ("dpverify_expect", expected)]
-        if (result.status.value == expected) if expected else result.status.holds:
+        if (result.status.value == expected) if expected else result.status.passes:
             return
         lines = [f"{result.status.value}: {self.spec.name}:{self.claim.id} ({self.claim.describe()})",
                  result.message]

@@ -3,7 +3,9 @@
 Statuses mean exactly what DESIGN.md says: ``proved`` (for all parameter
 values), ``verified`` (every pair of the finite universe at every grid point,
 certified), ``refuted`` (a witness re-confirmed by an independent recomputation
-at higher precision), ``unknown`` (undecided, with the reason), and ``error``
+at higher precision; for a statistical audit, at a stated error probability and confirmed by an
+independent re-run), ``consistent`` (a statistical audit of a black box found no evidence against
+the claim at its stated confidence: evidence, never a proof), ``unknown`` (undecided, with the reason), and ``error``
 (the spec could not be evaluated).
 """
 from __future__ import annotations
@@ -23,14 +25,21 @@ class Status(str, enum.Enum):
     REFUTED = "refuted"
     UNKNOWN = "unknown"
     ERROR = "error"
+    CONSISTENT = "consistent"
 
     @property
     def holds(self) -> bool:
         return self in (Status.PROVED, Status.VERIFIED)
 
+    @property
+    def passes(self) -> bool:
+        """Does not fail a run: the claim holds, or a statistical audit found it ``consistent``
+        (the exit code is 0 and the pytest item passes; the verdict word still says which)."""
+        return self.holds or self is Status.CONSISTENT
+
 
 # Worst first: the status of a claim is the worst status of its points.
-_SEVERITY = [Status.ERROR, Status.REFUTED, Status.UNKNOWN, Status.VERIFIED, Status.PROVED]
+_SEVERITY = [Status.ERROR, Status.REFUTED, Status.UNKNOWN, Status.CONSISTENT, Status.VERIFIED, Status.PROVED]
 
 
 def worst(statuses: list[Status]) -> Status:
@@ -53,7 +62,8 @@ class Witness:
     p: str
     p_prime: str
     ratio: Optional[str] = None
-    quantity: str = "probability"  # what p and p_prime are: "probability", or "density" of released values
+    quantity: str = "probability"  # what p and p_prime are: "probability", "density" of released values,
+    # or "frequency": "k/n" counts of a black box's samples (a statistical audit)
 
 
 @dataclass
@@ -85,10 +95,11 @@ class ClaimResult:
 
     @property
     def as_expected(self) -> bool:
-        """Holds, or (for a claim marked expect="refuted") is refuted at every point."""
+        """Holds or is ``consistent`` (:attr:`Status.passes`), or (for a claim marked
+        expect="refuted") is refuted at every point."""
         if self.expect == "refuted":
             return bool(self.points) and all(p.status == Status.REFUTED for p in self.points)
-        return self.status.holds
+        return self.status.passes
 
     @property
     def status(self) -> Status:

@@ -222,7 +222,9 @@ def interruptible() -> Iterator[None]:
 
 def exit_code(report: Report) -> int:
     """0 when every claim holds (or is refuted as declared), 1 when any claim is refuted or
-    undecided unexpectedly, 2 on a spec error."""
+    undecided unexpectedly, 2 on a spec error.  A claim a statistical audit found ``consistent``
+    does not fail the run (:attr:`~dpverify.results.Status.passes`): its verdict word says it is
+    evidence at a stated confidence, not a proof."""
     if "error" in report.statuses():
         return 2
     return 1 if report.unexpected() else 0

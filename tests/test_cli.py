@@ -36,7 +36,7 @@ def test_holding_claim_exits_0_with_the_documented_schema(tmp_path, monkeypatch)
     assert result.exit_code == 0, result.output
     doc = json.loads(result.output)
     assert set(doc) == {"dpverify", "specs", "summary"}
-    assert doc["summary"] == {"proved": 1, "verified": 0, "refuted": 0, "unknown": 0, "error": 0}
+    assert doc["summary"] == {"proved": 1, "verified": 0, "refuted": 0, "unknown": 0, "error": 0, "consistent": 0}
     spec = doc["specs"][0]
     assert spec["path"] == "rr.py" and spec["name"] == "rr"
     claim = spec["claims"][0]

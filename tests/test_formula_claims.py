@@ -57,7 +57,7 @@ def test_formula_results_in_json(tmp_path, monkeypatch) -> None:
     result = CliRunner().invoke(main, ["check", "hinge.py", "--json"])
     assert result.exit_code == 0, result.output
     doc = json.loads(result.output)
-    assert doc["summary"] == {"proved": 2, "verified": 0, "refuted": 1, "unknown": 0, "error": 0}
+    assert doc["summary"] == {"proved": 2, "verified": 0, "refuted": 1, "unknown": 0, "error": 0, "consistent": 0}
     claims = {c["id"]: c for c in doc["specs"][0]["claims"]}
     assert [c["kind"] for c in claims.values()] == ["inequality", "identity", "identity"]
     for cid in ("nonnegative", "on_the_left"):

@@ -1,7 +1,9 @@
 """One check per kind of claim.  A check says whether it ``supports`` a claim and
 returns a :class:`~dpverify.results.PointResult`; a claim no check
 supports comes back ``unknown`` naming what could not be handled -- never a
-silent pass.  Adding a kind of claim means adding one module here and one line
+silent pass.  A spec whose mechanism is a ``dp.black_box`` (code that can only be sampled) is
+decided by the checks marked ``black_box = True`` only, every other spec by the others: the
+engine never enumerates a black box.  Adding a kind of claim means adding one module here and one line
 to :data:`CHECKS`.
 """
 from __future__ import annotations
@@ -11,6 +13,7 @@ import time
 import traceback
 from typing import Protocol
 
+from ..dsl.black_box import BlackBox
 from ..dsl.claims import Claim
 from ..dsl.params import Point, point_label
 from ..dsl.spec import Spec
@@ -24,6 +27,7 @@ from .theorems.sample_complexity import SampleComplexityCheck
 from ..results import ClaimResult, PointResult, Status
 from .privacy.conforms import ConformsCheck
 from .privacy.same_distribution import SameDistributionCheck
+from .privacy.statistical import StatisticalCheck
 from .sensitivity.check import SensitivityCheck
 from .workspace import Workspace
 from ..options import Options
@@ -40,7 +44,7 @@ class Check(Protocol):
     def run(self, spec: Spec, claim: Claim, point: Point, ws: Workspace) -> PointResult: ...
 
 
-CHECKS: tuple[Check, ...] = (PrivacyCheck(), ConformsCheck(), SameDistributionCheck(),
+CHECKS: tuple[Check, ...] = (StatisticalCheck(), PrivacyCheck(), ConformsCheck(), SameDistributionCheck(),
                              FormulaCheck(),
                              SensitivityCheck(),
                              ProbabilityCheck(), StabilityCheck(), PrivatePredictionCheck(),
@@ -50,10 +54,13 @@ CHECKS: tuple[Check, ...] = (PrivacyCheck(), ConformsCheck(), SameDistributionCh
 def check_point(spec: Spec, claim: Claim, point: Point, ws: Workspace) -> PointResult:
     """Decide one claim at one parameter point; spec errors become ``error`` results."""
     start = time.perf_counter()
-    check = next((c for c in CHECKS if c.supports(claim)), None)
+    sampled = isinstance(spec.mechanism, BlackBox)
+    check = next((c for c in CHECKS if getattr(c, "black_box", False) == sampled and c.supports(claim)), None)
     if check is None:
         result = PointResult(point_label(point), Status.UNKNOWN,
-                             f"no check supports claims of kind {claim.kind!r}")
+                             f"no check supports claims of kind {claim.kind!r}"
+                             + (" about a dp.black_box (it supports conforms(spec_program) and private(eps))"
+                                if sampled else ""))
     else:
         try:
             result = check.run(spec, claim, point, ws)

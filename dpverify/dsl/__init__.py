@@ -4,6 +4,7 @@ from .claims import Identity, Inequality, identity, inequality
 from .claims import Sensitivity, sensitivity
 from .floating import FloatPrivate, float_private
 from .implementation import Implementation, implementation
+from .black_box import BlackBox, black_box
 from .learning import (Accuracy, Probability, PrivatePrediction, SampleComplexity, Stability, accuracy,
                        private_prediction, probability, sample_complexity, stability)
 from .noise import exponential_noise, gaussian, laplace, laplace_mechanism
@@ -27,4 +28,5 @@ __all__ = [
     "exponential_noise", "gaussian", "laplace", "laplace_mechanism", "answers", "l1_one", "linf_one",
     "FloatPrivate", "float_private",
     "Conforms", "Implementation", "conforms", "implementation",
+    "BlackBox", "black_box",
 ]

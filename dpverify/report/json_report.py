@@ -7,8 +7,13 @@ Schema (decimal strings carry 40 significant digits)::
                  "as_expected", "message",
                  "points": [{"params", "status", "message", "claimed_epsilon", "claimed_delta",
                              "achieved_epsilon", "achieved_epsilon_is_lower_bound",
-                             "achieved_delta", "witness", "seconds"}]}]}],
-     "summary": {"proved", "verified", "refuted", "unknown", "error"}}
+                             "achieved_delta", "witness", "seconds", "figures"}]}]}],
+     "summary": {"proved", "verified", "refuted", "unknown", "error", "consistent"}}
+
+``consistent`` (added with the statistical audit of black boxes) counts claims a sampled
+audit found no evidence against; they do not fail the run.  ``figures`` is the point's typed
+evidence (:meth:`dpverify.evidence.Evidence.figures`), e.g. a statistical audit's samples, seed,
+error probability, tests and worst interval.
 
 ``achieved_epsilon_is_lower_bound`` is true when the exact supremum of the loss
 was not decided (densities with several terms per piece) and ``achieved_epsilon``
@@ -22,6 +27,7 @@ the values of the left and right sides.
 from __future__ import annotations
 
 import json
+import math
 from fractions import Fraction
 from typing import Any
 
@@ -46,6 +52,19 @@ def jsonable(value: Any) -> Any:
     return repr(value)
 
 
+def figures_json(value: Any) -> Any:
+    """A figure as JSON: dicts with sorted keys, lists, numbers kept (non-finite floats as strings)."""
+    if isinstance(value, dict):
+        return {str(k): figures_json(v) for k, v in sorted(value.items(), key=lambda kv: str(kv[0]))}
+    if isinstance(value, (list, tuple)):
+        return [figures_json(v) for v in value]
+    if isinstance(value, float):
+        return value if math.isfinite(value) else str(value)
+    if value is None or isinstance(value, (bool, int, str)):
+        return value
+    return jsonable(value)
+
+
 def _point(p: PointResult) -> dict[str, Any]:
     witness = None
     if p.witness is not None:
@@ -60,7 +79,7 @@ def _point(p: PointResult) -> dict[str, Any]:
             "achieved_epsilon": levels.achieved_epsilon,
             "achieved_epsilon_is_lower_bound": levels.achieved_is_lower_bound,
             "achieved_delta": levels.achieved_delta,
-            "witness": witness, "seconds": round(p.seconds, 3)}
+            "witness": witness, "seconds": round(p.seconds, 3), "figures": figures_json(p.evidence.figures())}
 
 
 def _claim(c: ClaimResult) -> dict[str, Any]:

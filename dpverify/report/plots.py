@@ -22,7 +22,7 @@ import matplotlib
 matplotlib.use("Agg", force=False)
 from matplotlib.figure import Figure  # noqa: E402  (after choosing the backend)
 
-COLOURS = {"proved": "#1a7f37", "verified": "#2da44e", "refuted": "#cf222e", "unknown": "#bf8700",
+COLOURS = {"proved": "#1a7f37", "verified": "#2da44e", "consistent": "#0969da", "refuted": "#cf222e", "unknown": "#bf8700",
            "error": "#8250df"}
 _BASE_RC = {"svg.fonttype": "none", "font.family": "sans-serif", "font.size": 9.0,
             "axes.titlesize": 9.0, "axes.labelsize": 9.0, "path.simplify": False,

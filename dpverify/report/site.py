@@ -18,7 +18,6 @@ is atomic (:func:`write`): a temporary directory renamed into place.
 from __future__ import annotations
 
 import json
-import math
 import os
 import shutil
 import tempfile
@@ -30,21 +29,8 @@ from ..dsl.spec import Spec
 from ..results import Report
 from . import html, markdown
 from .blocks import Figure
-from .json_report import document, jsonable
+from .json_report import document, figures_json, jsonable
 from .model import Settings, Site, backend, build, scrub
-
-
-def figures_json(value: Any) -> Any:
-    """A figure as JSON: dicts with sorted keys, lists, numbers kept (non-finite floats as strings)."""
-    if isinstance(value, dict):
-        return {str(k): figures_json(v) for k, v in sorted(value.items(), key=lambda kv: str(kv[0]))}
-    if isinstance(value, (list, tuple)):
-        return [figures_json(v) for v in value]
-    if isinstance(value, float):
-        return value if math.isfinite(value) else str(value)
-    if value is None or isinstance(value, (bool, int, str)):
-        return value
-    return jsonable(value)
 
 
 def _spec_meta(spec: Optional[Spec], page: Any) -> dict[str, Any]:

@@ -9,7 +9,7 @@ from ..replay import replay_command
 from ..results import Report
 from ..evidence import privacy_view
 
-_STYLE = {"proved": "bold green", "verified": "green", "refuted": "bold red", "unknown": "yellow",
+_STYLE = {"proved": "bold green", "verified": "green", "consistent": "cyan", "refuted": "bold red", "unknown": "yellow",
           "error": "bold magenta"}
 
 

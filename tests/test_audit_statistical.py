@@ -1,0 +1,264 @@
+"""The statistical audit of black boxes (dp.black_box): Clopper-Pearson bounds against known values,
+consistent for correct code, refuted (at a stated error probability, confirmed by a re-run) for
+broken code, reproducible from the seed, and the ``consistent`` status in the order and exit code."""
+from __future__ import annotations
+
+import itertools
+import math
+import textwrap
+from fractions import Fraction
+
+import mpmath
+import numpy as np
+import pytest
+
+import dpverify as dp
+from dpverify.checks.privacy import clopper_pearson as cp
+from dpverify.errors import SpecError
+from dpverify.results import ClaimResult, PointResult, Report, SpecReport, Status, worst
+from dpverify.runner import exit_code
+
+eps = dp.symbol("eps", positive=True)
+BIT = dp.universe([0, 1], n=1, neighbours=dp.REPLACE_ONE)
+GRID = {eps: [Fraction(1, 2), 1]}
+
+
+def rr(data, eps):
+    return dp.randomized_response(data[0], eps)
+
+
+def seeded_rr(data, eps, seed):
+    rng = np.random.default_rng(seed)
+    keep = math.exp(eps) / (1 + math.exp(eps))
+    return data[0] if rng.random() < keep else 1 - data[0]
+
+
+def rr_rng(data, eps, rng):
+    keep = math.exp(eps) / (1 + math.exp(eps))
+    return data[0] if rng.random() < keep else 1 - data[0]
+
+
+def rr_double_eps(data, eps, rng):
+    keep = math.exp(2 * eps) / (1 + math.exp(2 * eps))
+    return data[0] if rng.random() < keep else 1 - data[0]
+
+
+def rr_half_eps(data, eps, rng):
+    keep = math.exp(eps / 2) / (1 + math.exp(eps / 2))
+    return data[0] if rng.random() < keep else 1 - data[0]
+
+
+def rr_leaking_two(data, eps, rng):
+    """BROKEN: one run in a thousand returns 2, an output the spec never gives."""
+    return 2 if rng.random() < 1e-3 else rr_rng(data, eps, rng)
+
+
+def statuses(spec):
+    return [(r.params, r.status) for r in dp.check(spec)]
+
+
+# -- Clopper-Pearson --------------------------------------------------------------------------
+
+def test_clopper_pearson_matches_known_values() -> None:
+    lo, hi = cp.interval(10, 5, 0.05)  # R: binom.test(5, 10)$conf.int = 0.1870860 0.8129140
+    assert lo == pytest.approx(0.1870860, abs=2e-7) and hi == pytest.approx(0.8129140, abs=2e-7)
+    assert cp.interval(10, 0, 0.05) == (0.0, pytest.approx(1 - 0.025 ** 0.1, rel=1e-5))
+    assert cp.interval(10, 10, 0.05) == (pytest.approx(0.025 ** 0.1, rel=1e-5), 1.0)
+
+
+@pytest.mark.parametrize("n, k", [(20, 3), (50, 49), (30, 15), (200, 1), (1000, 700)])
+def test_clopper_pearson_bounds_are_conservative_and_tight(n: int, k: int) -> None:
+    """At the returned bounds the exact tails (mpmath's incomplete beta) are at most the level,
+    and within 1e-5 of it: the interval contains the exact one and is barely wider."""
+    level = 0.005
+    lo, hi = cp.interval(n, k, 2 * level)
+    with mpmath.workdps(40):
+        upper_tail = mpmath.betainc(k, n - k + 1, 0, lo, regularized=True)  # P(X >= k | lo)
+        lower_tail = mpmath.betainc(k + 1, n - k, hi, 1, regularized=True)  # P(X <= k | hi)
+    for tail in (upper_tail, lower_tail):
+        assert level * (1 - 1e-5) <= tail <= level
+
+
+def test_binomial_tails_enclose_the_exact_sums() -> None:
+    n = 60
+    for k, p in itertools.product([0, 1, 17, 30, 59, 60], [Fraction(1, 100), Fraction(1, 3), Fraction(99, 100)]):
+        exact = sum(math.comb(n, j) * p ** j * (1 - p) ** (n - j) for j in range(k, n + 1))
+        lo, hi = cp.at_least(n, k, float(p))
+        assert lo <= float(exact) * (1 + 1e-12) and float(exact) * (1 - 1e-12) <= hi
+        assert hi - lo <= 3e-6 * float(exact) + 1e-300
+
+
+def test_outside_decides_without_the_interval() -> None:
+    assert cp.outside(20_000, 14_634, 0.62, 0.63, 1e-10) == -1  # count far above n p
+    assert cp.outside(20_000, 10_000, 0.62, 0.63, 1e-10) == 1
+    assert cp.outside(20_000, 12_450, 0.62, 0.63, 1e-10) == 0
+
+
+# -- verdicts ---------------------------------------------------------------------------------
+
+def test_a_correct_black_box_is_consistent_never_verified() -> None:
+    spec = dp.spec(dp.black_box(seeded_rr, spec_program=rr, samples=5_000), universe=BIT, grid=GRID,
+                   claims=[dp.conforms(rr), dp.private(eps)])
+    results = dp.check(spec)
+    assert [r.status for r in results] == [Status.CONSISTENT] * 4
+    for r in results:
+        assert "consistent" in r.message and "1/1000000000" in r.message
+        figures = r.evidence.figures()
+        assert figures["samples"] == 5_000 and figures["seed"] == 0 and figures["error_probability"] == "1/1000000000"
+    conforming, private = results[0].evidence, results[2].evidence
+    assert conforming.tests == 4 and conforming.worst is not None  # 2 datasets x 2 outputs
+    low, high = (float(v) for v in conforming.worst.interval)
+    assert low <= float(conforming.worst.spec_probability) <= high
+    assert private.tests == 6 and float(private.epsilon_lower_bound) <= 0.5
+
+
+def test_the_rng_argument_is_a_seeded_generator() -> None:
+    spec = dp.spec(dp.black_box(rr_rng, spec_program=rr, samples=3_000, seed=7), universe=BIT, grid=GRID,
+                   claims=[dp.conforms(rr), dp.private(eps)])
+    assert {s for _, s in statuses(spec)} == {Status.CONSISTENT}
+
+
+def test_a_broken_black_box_is_refuted_at_the_stated_error_probability() -> None:
+    spec = dp.spec(dp.black_box(rr_double_eps, spec_program=rr, samples=5_000), universe=BIT, grid=GRID,
+                   claims=[dp.conforms(rr), dp.private(eps)])
+    results = dp.check(spec)
+    assert [r.status for r in results] == [Status.REFUTED] * 4
+    for r in results:
+        assert "refuted at overall error probability 1/1000000000" in r.message
+        assert "re-run with fresh seeds agrees" in r.message
+        assert r.evidence.confirmed is True and r.witness is not None and r.witness.quantity == "frequency"
+    assert float(results[2].evidence.epsilon_lower_bound) > 0.5
+    assert float(results[3].evidence.epsilon_lower_bound) > 1
+
+
+def test_private_but_not_the_spec_is_refuted_on_conformance_only() -> None:
+    spec = dp.spec(dp.black_box(rr_half_eps, spec_program=rr, samples=20_000), universe=BIT, grid={eps: [1]},
+                   claims=[dp.conforms(rr), dp.private(eps)])
+    assert [s for _, s in statuses(spec)] == [Status.REFUTED, Status.CONSISTENT]
+
+
+def test_an_output_the_spec_never_gives_refutes_exactly() -> None:
+    spec = dp.spec(dp.black_box(rr_leaking_two, samples=5_000), universe=BIT, grid={eps: [1]},
+                   claims=[dp.conforms(rr)])
+    result, = dp.check(spec)
+    assert result.status == Status.REFUTED and result.witness.output == 2
+    assert "probability 0" in result.message and "re-run" in result.message
+
+
+def test_a_rejection_the_re_run_does_not_reproduce_is_unknown() -> None:
+    """Broken during its first 4,000 calls only (dataset (0,) in run 0): the re-run disagrees."""
+    calls = itertools.count()
+
+    def flaky(data, eps, rng):
+        return rr_double_eps(data, 3 * eps, rng) if next(calls) < 4_000 else rr_rng(data, eps, rng)
+
+    spec = dp.spec(dp.black_box(flaky, samples=4_000), universe=BIT, grid={eps: [1]}, claims=[dp.conforms(rr)])
+    result, = dp.check(spec)
+    assert result.status == Status.UNKNOWN and "did not confirm" in result.message
+    assert result.evidence.confirmed is False
+
+
+def test_same_seed_same_verdict_and_numbers_another_seed_other_numbers() -> None:
+    def run(seed: int) -> list:
+        spec = dp.spec(dp.black_box(seeded_rr, spec_program=rr, samples=2_000, seed=seed), universe=BIT,
+                       grid=GRID, claims=[dp.conforms(rr), dp.private(eps)])
+        return [(r.status, r.message, r.evidence.figures()) for r in dp.check(spec)]
+
+    first = run(3)
+    assert run(3) == first
+    assert [f for _, _, f in run(4)] != [f for _, _, f in first]
+
+
+# -- declarations -----------------------------------------------------------------------------
+
+def test_code_without_its_randomness_as_an_argument_is_refused() -> None:
+    def global_state(data, eps):
+        return int(np.random.random() < 0.5)
+
+    with pytest.raises(SpecError, match="cannot be reproduced"):
+        dp.black_box(global_state)
+    with pytest.raises(SpecError, match="exact number"):
+        dp.black_box(seeded_rr, error=1e-9)
+    with pytest.raises(SpecError, match="samples"):
+        dp.black_box(seeded_rr, samples=0)
+
+
+def test_private_without_a_spec_program_is_an_error_naming_the_fix() -> None:
+    spec = dp.spec(dp.black_box(seeded_rr, samples=100), universe=BIT, grid={eps: [1]}, claims=[dp.private(eps)])
+    result, = dp.check(spec)
+    assert result.status == Status.ERROR and "spec_program=" in result.message
+
+
+def test_other_claims_about_a_black_box_are_unknown_never_enumerated() -> None:
+    spec = dp.spec(dp.black_box(seeded_rr, samples=100), universe=BIT, grid={eps: [1]},
+                   claims=[dp.same_distribution(rr), dp.private(eps, Fraction(1, 100))])
+    assert [s for _, s in statuses(spec)] == [Status.UNKNOWN, Status.UNKNOWN]
+
+
+# -- the status -------------------------------------------------------------------------------
+
+def test_consistent_sits_between_unknown_and_verified_and_passes_without_holding() -> None:
+    assert worst([Status.CONSISTENT, Status.VERIFIED, Status.PROVED]) == Status.CONSISTENT
+    assert worst([Status.UNKNOWN, Status.CONSISTENT]) == Status.UNKNOWN
+    assert not Status.CONSISTENT.holds and Status.CONSISTENT.passes and not Status.UNKNOWN.passes
+
+    def report(status: Status, expect=None) -> Report:
+        claim = ClaimResult("f.py", "s", "c", "private", "eps-DP", [PointResult({}, status, "")], expect=expect)
+        return Report([SpecReport("f.py", "s", [claim])])
+
+    assert exit_code(report(Status.CONSISTENT)) == 0
+    assert exit_code(report(Status.UNKNOWN)) == 1
+    assert exit_code(report(Status.CONSISTENT, expect="refuted")) == 1
+
+
+def test_the_cli_counts_consistent_claims_and_exits_0(tmp_path) -> None:
+    from click.testing import CliRunner
+    from dpverify.cli import main
+    import json
+    path = tmp_path / "bb.py"
+    path.write_text(textwrap.dedent("""
+        import math
+        import numpy as np
+        import dpverify as dp
+        eps = dp.symbol("eps", positive=True)
+
+        def rr(data, eps):
+            return dp.randomized_response(data[0], eps)
+
+        def code(data, eps, rng):
+            keep = math.exp(eps) / (1 + math.exp(eps))
+            return data[0] if rng.random() < keep else 1 - data[0]
+
+        audit = dp.spec(dp.black_box(code, spec_program=rr, samples=2000), name="audit",
+                        universe=dp.universe([0, 1], n=1, neighbours=dp.REPLACE_ONE),
+                        grid={eps: [1]}, claims=[dp.conforms(rr), dp.private(eps)])
+    """))
+    result = CliRunner().invoke(main, ["check", str(path), "--json"])
+    assert result.exit_code == 0, result.output
+    document = json.loads(result.output)
+    assert document["summary"]["consistent"] == 2 and document["summary"]["verified"] == 0
+    point = document["specs"][0]["claims"][0]["points"][0]
+    assert point["status"] == "consistent" and point["figures"]["samples"] == 2000
+
+
+def test_pytest_shows_consistent_and_passes(pytester) -> None:
+    pytester.mkdir("spec")
+    pytester.path.joinpath("spec", "bb.py").write_text(textwrap.dedent("""
+        import numpy as np
+        import dpverify as dp
+        eps = dp.symbol("eps", positive=True)
+
+        def rr(data, eps):
+            return dp.randomized_response(data[0], eps)
+
+        def code(data, eps, seed):
+            rng = np.random.default_rng(seed)
+            return data[0] if rng.random() < np.exp(eps) / (1 + np.exp(eps)) else 1 - data[0]
+
+        audit = dp.spec(dp.black_box(code, samples=1000), name="audit",
+                        universe=dp.universe([0, 1], n=1, neighbours=dp.REPLACE_ONE),
+                        grid={eps: [1]}, claims=[dp.conforms(rr)])
+    """))
+    result = pytester.runpytest("spec", "-v")
+    result.assert_outcomes(passed=1)
+    result.stdout.fnmatch_lines(["*audit::conforms?eps=1? CONSISTENT*"])
