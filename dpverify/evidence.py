@@ -141,6 +141,7 @@ class StatisticalEvidence(PrivacyEvidence):
     largest_deviation: Optional[str] = None
     epsilon_lower_bound: Optional[str] = None
     confirmed: Optional[bool] = None
+    reproducible: bool = True  # False for code declared unseeded=True (a library's unseedable sampler)
 
 
 @dataclass

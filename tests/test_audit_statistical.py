@@ -262,3 +262,40 @@ def test_pytest_shows_consistent_and_passes(pytester) -> None:
     result = pytester.runpytest("spec", "-v")
     result.assert_outcomes(passed=1)
     result.stdout.fnmatch_lines(["*audit::conforms?eps=1? CONSISTENT*"])
+
+
+# -- a library that cannot be seeded ----------------------------------------------------------
+
+def test_opendp_randomized_response_is_consistent_with_the_spec() -> None:
+    """OpenDP's make_randomized_response_bool (Rust, OS entropy: no seed) sampled as an unseeded
+    black box against the spec's exact law.  Not reproducible bit for bit, so it lives here (skipped
+    where opendp is not installed), not in spec/audits/."""
+    opendp = pytest.importorskip("opendp.prelude")
+    opendp.enable_features("contrib")
+
+    def opendp_rr(data, eps):
+        keep = math.exp(eps) / (1 + math.exp(eps))
+        return int(opendp.m.make_randomized_response_bool(keep)(bool(data[0])))
+
+    def opendp_rr_double_eps(data, eps):
+        return opendp_rr(data, 2 * eps)
+
+    good = dp.spec(dp.black_box(opendp_rr, spec_program=rr, samples=4_000, unseeded=True), universe=BIT,
+                   grid={eps: [1]}, claims=[dp.conforms(rr), dp.private(eps)])
+    bad = dp.spec(dp.black_box(opendp_rr_double_eps, spec_program=rr, samples=4_000, unseeded=True),
+                  universe=BIT, grid={eps: [1]}, claims=[dp.conforms(rr), dp.private(eps)])
+    assert [s for _, s in statuses(good)] == [Status.CONSISTENT] * 2
+    results = dp.check(bad)
+    assert [r.status for r in results] == [Status.REFUTED] * 2
+    assert all("unseeded: not reproducible" in r.method and not r.evidence.reproducible for r in results)
+
+
+def test_unseeded_is_declared_not_guessed() -> None:
+    def no_seed(data, eps):
+        return data[0]
+
+    assert "unseeded=True" in repr(dp.black_box(no_seed, unseeded=True))
+    with pytest.raises(SpecError, match="unseeded=True"):
+        dp.black_box(no_seed)
+    with pytest.raises(SpecError, match="leave unseeded out"):
+        dp.black_box(seeded_rr, unseeded=True)

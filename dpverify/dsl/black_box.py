@@ -13,6 +13,9 @@ Runs are reproducible: the function must take its randomness as an argument, eit
 (``seed_argument``).  Each (dataset, run) gets one generator,
 ``np.random.default_rng([seed, run, dataset index, crc32 of the parameter values])``, passed to each of its ``samples``
 calls (or a fresh 63-bit seed drawn from it per call).  Numpy's global state is never used.
+Code that cannot be seeded at all (OpenDP's samplers draw from the operating system's entropy)
+is declared with ``unseeded=True``: it is sampled as it is, and every message says that its
+numbers are not reproducible.
 
 Parameters reach the code as deployed code gets them: integers as ``int``, other numbers as
 ``float``.  Outputs are read as Python values (numpy scalars become numbers, arrays tuples).
@@ -68,9 +71,10 @@ class BlackBox:
         values = {name: deployed(value) for name, value in params.items()}
         counts: Counter = Counter()
         for _ in range(self.samples):
-            source = stream if self.kind == "rng" else int(stream.integers(2 ** 63))
+            source = {} if self.kind == "unseeded" else {
+                self.argument: stream if self.kind == "rng" else int(stream.integers(2 ** 63))}
             try:
-                output = plain(self.fn(data, **values, **{self.argument: source}))
+                output = plain(self.fn(data, **values, **source))
                 counts[output] += 1
             except Exception as exc:
                 raise SpecError(f"black box {self.__name__} failed on dataset {data!r}: "
@@ -80,8 +84,14 @@ class BlackBox:
                                 file=self.fn.__code__.co_filename, line=self.fn.__code__.co_firstlineno) from None
         return counts
 
+    @property
+    def seeded(self) -> str:
+        """How the runs are seeded, for messages."""
+        return "unseeded: not reproducible" if self.kind == "unseeded" else f"seed {self.seed}"
+
     def __repr__(self) -> str:
-        return f"dp.black_box({self.__name__}, samples={self.samples}, seed={self.seed})"
+        return (f"dp.black_box({self.__name__}, samples={self.samples}, "
+                + ("unseeded=True)" if self.kind == "unseeded" else f"seed={self.seed})"))
 
 
 def deployed(value: Any) -> Any:
@@ -93,7 +103,12 @@ def deployed(value: Any) -> Any:
 
 
 def _argument(names: list[str], rng_argument: Optional[str], seed_argument: Optional[str],
-              name: str) -> tuple[str, str]:
+              name: str, unseeded: bool) -> tuple[str, str]:
+    if unseeded:
+        if rng_argument or seed_argument or "rng" in names or "seed" in names:
+            raise SpecError(f"black_box: {name} takes its randomness as an argument, yet unseeded=True",
+                            "leave unseeded out: seeded runs are reproducible")
+        return "", "unseeded"
     if rng_argument and seed_argument:
         raise SpecError("black_box: give rng_argument or seed_argument, not both",
                         "name the one argument through which the function takes its randomness")
@@ -108,7 +123,8 @@ def _argument(names: list[str], rng_argument: Optional[str], seed_argument: Opti
                         "runs cannot be reproduced",
                         "take the randomness as an argument: def impl(data, eps, rng): ... drawing from rng "
                         "(a numpy Generator), or def impl(data, eps, seed): ...; name it with "
-                        "rng_argument=/seed_argument=")
+                        "rng_argument=/seed_argument=; for code that cannot be seeded at all (a "
+                        "library's sampler), declare unseeded=True")
     if argument not in names:
         raise SpecError(f"black_box: {name}({', '.join(names)}) has no argument {argument!r}",
                         "name the argument that carries the randomness with rng_argument= or seed_argument=")
@@ -124,10 +140,12 @@ def _argument(names: list[str], rng_argument: Optional[str], seed_argument: Opti
            samples="runs per dataset (and again for the confirming re-run): the audit's budget",
            seed="the seed of every stream: same seed, same verdict and numbers",
            error="the overall error probability of a refutation, e.g. Fraction(1, 10**9)",
-           cells="how many of the spec's highest-loss (pair, output) cells a private(eps) claim tests")
+           cells="how many of the spec's highest-loss (pair, output) cells a private(eps) claim tests",
+           unseeded="True for code that cannot be seeded (its numbers are then not reproducible)")
 def black_box(fn: Callable[..., Any], *, spec_program: Optional[Callable[..., Any]] = None,
               samples: int = SAMPLES, seed: int = 0, error: Any = ERROR, cells: int = 3,
-              rng_argument: Optional[str] = None, seed_argument: Optional[str] = None) -> BlackBox:
+              rng_argument: Optional[str] = None, seed_argument: Optional[str] = None,
+              unseeded: bool = False) -> BlackBox:
     """Code audited by sampling: ``fn(data, **params, rng=<numpy Generator>)`` or ``fn(..., seed=<int>)``.
 
     ``samples`` runs per dataset of the universe (the budget is a count, not a clock); a
@@ -161,7 +179,7 @@ def black_box(fn: Callable[..., Any], *, spec_program: Optional[Callable[..., An
         raise SpecError(f"black_box: error={error} is not a probability in (0, 1)",
                         "pass a small probability, e.g. error=Fraction(1, 10**9)")
     names = list(inspect.signature(fn).parameters)
-    argument, kind = _argument(names, rng_argument, seed_argument, fn.__name__)
+    argument, kind = _argument(names, rng_argument, seed_argument, fn.__name__, unseeded)
     return BlackBox(fn, spec_program, samples, seed, error, cells, argument, kind)
 
 

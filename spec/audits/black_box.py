@@ -22,7 +22,10 @@ Findings (seed 0, 20,000 samples per dataset and run):
   lies far outside the spec's 0.6225 interval, and the lower confidence bound on its epsilon
   (about 0.9 at eps = 1/2) exceeds eps.
 
-OpenDP's randomized response is not audited here: opendp is not installable in this environment.
+OpenDP's randomized response (``make_randomized_response_bool``) is audited in
+tests/test_audit_statistical.py, not here: its samplers cannot be seeded (``unseeded=True``), so
+its numbers are not reproducible, and opendp is not (yet) a dependency; there it is consistent
+with the spec, and its 2*eps misuse refuted.
 """
 import math
 from fractions import Fraction

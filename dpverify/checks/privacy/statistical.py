@@ -48,9 +48,10 @@ class StatisticalCheck:
     def run(self, spec: Spec, claim: Claim, point: Point, ws: Workspace) -> PointResult:
         box = spec.mechanism
         assert isinstance(box, BlackBox)
-        evidence = StatisticalEvidence(samples=box.samples, seed=box.seed, error_probability=str(box.error))
+        evidence = StatisticalEvidence(samples=box.samples, seed=box.seed, error_probability=str(box.error),
+                                       reproducible=box.kind != "unseeded")
         result = PointResult(point_label(point), Status.UNKNOWN, "", evidence=evidence,
-                             method=f"statistical audit: {box.samples:,} samples per dataset (seed {box.seed}), "
+                             method=f"statistical audit: {box.samples:,} samples per dataset ({box.seeded}), "
                                     "exact binomial tests against the spec's exact law, Bonferroni-corrected; "
                                     "a rejection re-run with fresh seeds")
         if isinstance(claim, Conforms):
@@ -110,7 +111,7 @@ def _conforms(spec: Spec, box: BlackBox, claim: Conforms, point: Point, ws: Work
     name = getattr(claim.other, "__name__", "the spec program")
     result.status = Status.CONSISTENT
     result.message = (f"consistent with {name}'s exact law on all {len(table.datasets):,} datasets: {n:,} samples "
-                      f"each (seed {box.seed}), no rejection among {tests} exact binomial tests at overall error "
+                      f"each ({box.seeded}), no rejection among {tests} exact binomial tests at overall error "
                       f"probability {box.error}; largest |frequency - probability| {deviation:.3g} "
                       f"(dataset {table.datasets[i]!r}, output {o!r}: {ev.worst.count}/{n} against "
                       f"{ev.worst.spec_probability[:12]}, interval [{ev.worst.interval[0][:10]}, "
@@ -202,7 +203,7 @@ def _private(spec: Spec, box: BlackBox, claim: Private, point: Point, ws: Worksp
         result.message = (f"consistent with {claim.describe()}: the lower confidence bound on the code's epsilon "
                           f"is {best:.6g} <= {claimed:.6g} at overall error probability {box.error} "
                           f"({len(cells)} highest-loss cells of {box.spec_program.__name__}'s exact law, "
-                          f"{n:,} samples per dataset, seed {box.seed}; largest at {where})")
+                          f"{n:,} samples per dataset, {box.seeded}; largest at {where})")
         return result
     again, _, _ = _epsilon_bound(spec, box, point, ws, cell, 1, level)
     ev.confirmed = again > claimed * (1 + 1e-12) + 1e-12
