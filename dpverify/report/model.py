@@ -41,7 +41,9 @@ ASSUMPTIONS = (
     "Grid: 'verified' holds at the listed parameter points; 'proved' holds for every value of the "
     "symbolic parameters (e.g. every ε > 0), the others fixed at each grid point.",
     "Certified arithmetic: no verdict rests on a float comparison; every 'refuted' is re-confirmed by an "
-    "independent recomputation at twice the precision.",
+    "independent recomputation at twice the precision. Exception, by design: a black box (dp.black_box) "
+    "is sampled, so its 'consistent' and 'refuted' are statistical, at the stated error probability, a "
+    "refutation confirmed by a re-run with fresh seeds.",
 )
 _DURATION = re.compile(r"(?:,\s*| in | after )?\b\d+\.\d+s\b")
 
