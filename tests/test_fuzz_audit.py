@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import itertools
 import math
+from collections import Counter
 import tempfile
 from fractions import Fraction
 from pathlib import Path
@@ -75,7 +76,8 @@ def condition(draw, u: str) -> str:
     t = a + b * s if math.isfinite(s) else s  # inside the map's range, often near a grid image
     if shape == "numpy":  # numpy scalars meet the draw (numpy hands them over as 0-d arrays)
         return draw(st.sampled_from([f"np.float64({number(a)}) + np.float64({number(b)}) * {u} {op} {number(t)}",
-                                     f"np.float64({number(s)}) {op} {u}"]))
+                                     f"np.float64({number(s)}) {op} {u}", f"{u} {op} np.float32({number(s)})",
+                                     f"{u} * np.float32({number(b)}) {op} {number(t)}"]))
     if shape == "scaled":
         return f"({u} - {number(a)}) / {number(b if b else 1.0)} {op} {number(t)}"
     return f"{number(a)} + {number(b)} * {u} {op} {number(t)}"
@@ -94,7 +96,7 @@ def block(draw, rng: str, draws: list[str], depth: int, indent: str) -> list[str
     """Statements appending small values to ``out``."""
     lines: list[str] = []
     for _ in range(draw(st.integers(1, 3))):
-        kinds = ["new", "compare", "integer", "discrete"] + (["branch"] if depth < 2 else [])
+        kinds = ["new", "compare", "integer", "discrete", "derive"] + (["branch"] if depth < 2 else [])
         kind = draw(st.sampled_from(kinds))
         if kind == "new" and len(draws) < 3 or not draws and kind in ("compare", "integer"):
             name = f"u{len(draws)}"
@@ -103,32 +105,42 @@ def block(draw, rng: str, draws: list[str], depth: int, indent: str) -> list[str
             draws.append(name)
         u = draw(st.sampled_from(draws)) if draws else None
         if kind == "compare" and u:
-            lines.append(f"{indent}out.append({draw(condition(u))})")
+            lines.append(f"{indent}out.append('T' if {draw(condition(u))} else 'F')")  # one type: no bool/int clash
         elif kind == "integer" and u:
             m = draw(st.sampled_from([1, 2, 3, 5, 7, 2.5, 0.75, -3]))
             how = draw(st.sampled_from(["int", "math.floor", "round", "math.ceil"]))
             lines.append(f"{indent}out.append({how}({u} * {number(float(m))}))")
+        elif kind == "derive" and u and len(draws) < 5:  # a value computed from a draw, kept and used later
+            a, b = draw(coef), draw(coef)
+            how = draw(st.sampled_from([f"{number(a)} + {number(b)} * {u}", f"({u} - {number(a)}) * {number(b)}",
+                                        f"-{u}", f"{u} * Fraction({draw(st.integers(-3, 7))}, 3)"]))
+            lines.append(f"{indent}u{len(draws)} = {how}")
+            draws.append(f"u{len(draws)}")
         elif kind == "discrete":
             ws = draw(weights())
             if rng == "numpy":
                 if draw(st.booleans()):
-                    lines.append(f"{indent}out.append(int(rng.integers(0, {len(ws)})))")
+                    how = draw(st.sampled_from([f"rng.integers(0, {len(ws)})", f"rng.integers(-1, {len(ws)}, endpoint=True)",
+                                                f"rng.choice({len(ws)})"]))
+                    lines.append(f"{indent}out.append(int({how}))")
                 else:
                     p = [w / sum(ws) for w in ws]
                     a = draw(st.sampled_from([f"['a', 'b', 'c', 'd'][:{len(p)}]", str(len(p))]))
                     lines.append(f"{indent}out.append(rng.choice({a}, p={p!r}).item())")
             elif draw(st.booleans()):
-                lines.append(f"{indent}out.append(rng.randrange({len(ws)}))")
+                how = draw(st.sampled_from([f"rng.randrange({len(ws)})", f"rng.randint(-1, {len(ws)})",
+                                            f"rng.choice('abcd'[:{len(ws)}])", f"rng.choices('abcd'[:{len(ws)}])[0]"]))
+                lines.append(f"{indent}out.append({how})")
             else:
                 k = draw(st.integers(1, 2))
                 lines.append(f"{indent}out.append(tuple(rng.choices('abcd'[:{len(ws)}], {ws!r}, k={k})))")
         elif kind == "branch":
-            test = draw(st.sampled_from(["data[0] == 1", "sum(data) >= 1", "out and out[-1]", "data[-1] == 0"]))
+            test = draw(st.sampled_from(["data[0] == 1", "sum(data) >= 1", "out and out[-1] in ('T', 1)", "data[-1] == 0"]))
             lines.append(f"{indent}if {test}:")
             lines += draw(block(rng, list(draws), depth + 1, indent + "    "))
             lines.append(f"{indent}else:")
             lines += draw(block(rng, list(draws), depth + 1, indent + "    "))
-    return lines
+    return lines or [f"{indent}pass"]
 
 
 @st.composite
@@ -148,6 +160,7 @@ def load(source: str, tmp: str) -> Callable[..., Any]:
 
 
 eps = dp.symbol("eps", positive=True)
+SKIPPED: Counter = Counter()
 
 
 def dpverify_law(fn: Callable[..., Any], rng: str, data: tuple) -> dict:
@@ -171,9 +184,20 @@ def check_program(rng: str, source: str, n: int, above: bool) -> None:
     with tempfile.TemporaryDirectory() as tmp:
         fn = load(source, tmp)
         data = list(itertools.product([0, 1], repeat=n))
-        reference = {x: audit.law(fn, x, rng=rng, eps=sympy.Integer(1)) for x in data}
+        try:
+            reference = {x: audit.law(fn, x, rng=rng, eps=sympy.Integer(1)) for x in data}
+        except (audit.Unsupported, OverflowError) as exc:  # beyond the reference (or int(inf) in the program)
+            SKIPPED[type(exc).__name__] += 1
+            return
         for x in data:
-            assert dpverify_law(fn, rng, x) == reference[x], f"law on {x} differs\n{source}"
+            try:
+                got = dpverify_law(fn, rng, x)
+            except dp.SpecError as exc:
+                if "more than 4,096 values" not in str(exc):
+                    raise
+                SKIPPED["refused: too many integer values"] += 1
+                return
+            assert got == reference[x], f"law on {x} differs\n{source}"
         ratio = achieved(reference)
         if ratio is None:
             claim_eps, holds = Fraction(5), False
@@ -319,3 +343,21 @@ def test_numpy_scalar_operands_are_followed():
     as 'not a number' (np.float64(0.3) < u, np.float64(2.0) * u)."""
     expected = audit.law(numpy_scalars, (0,), eps=1)
     assert len(expected) == 5 and dpverify_law(numpy_scalars, "numpy", (0,)) == expected
+
+
+def float32_comparisons(data, eps, rng):
+    u = rng.random()
+    return (u < np.float32(0.1), u * np.float32(3.0) == 0.3)
+
+
+def test_numpy_promotion_decides_comparisons_with_float32():
+    """Finding: numpy compares a Python float with np.float32 in float32 (NEP 50), and a float32
+    value with a Python float in float32 too; the audit compared the exact values, so
+    P(u < np.float32(0.1)) was off by 2^25 grid points and u * np.float32(3.0) == 0.3 (true on
+    2^27 grid points) had probability 0."""
+    got = dpverify_law(float32_comparisons, "numpy", (0,))
+    assert got == audit.law(float32_comparisons, (0,), eps=1)
+    below = int(sum(p for (lt, _), p in got.items() if lt) * G)
+    assert (below - 1) / G < np.float32(0.1) and not below / G < np.float32(0.1)  # the real boundary
+    assert below == math.ceil(Fraction(np.float32(0.1).item()) * G) - 2 ** 25 + 1
+    assert sum(p for (_, eq), p in got.items() if eq) == Fraction(2 ** 27, G)

@@ -158,6 +158,13 @@ def _equal(x: Any, c: Any) -> bool:
     return x == c
 
 
+def _promoted(f: Callable[[int], Any], x0: Any, other: Any) -> tuple[Callable[[int], Any], Any]:
+    """numpy compares a numpy scalar with a number in their common dtype (NEP 50: a Python float against
+    np.float32 in float32): both sides rounded to that dtype (a monotone rounding), then compared exactly."""
+    kind = np.result_type(x0, other).type
+    return (lambda k: kind(f(k)).item()), exact_threshold(kind(other))
+
+
 def _first(lo: int, hi: int, pred: Callable[[int], bool]) -> int:
     """The least k in [lo, hi) with pred(k), pred false then true on [lo, hi); hi when none."""
     while lo < hi:
@@ -217,6 +224,9 @@ class Uniform:
     def _decide(self, op: str, other: Any) -> bool:
         c = exact_threshold(other)
         f, rising = self._f, self._rising if self._rising is not None else True
+        x0 = f(self._draw.pieces[0][0])
+        if isinstance(other, np.generic) or (isinstance(x0, np.generic) and isinstance(other, (int, float))):
+            f, c = _promoted(f, x0, other)
         held, missed = [], []
         for lo, hi in self._draw.pieces:
             a, b = _region(lo, hi, f, rising, "==" if op == "!=" else op, c)

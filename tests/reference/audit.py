@@ -80,24 +80,24 @@ class Probe(float):
 
     def __new__(cls, x: Any, draw: int, ops: tuple, seen: dict) -> "Probe":
         self = super().__new__(cls, x)
-        self.draw, self.ops, self.seen = draw, ops, seen
+        self.actual, self.draw, self.ops, self.seen = x, draw, ops, seen  # actual: the program's value, numpy type kept
         return self
 
     def _then(self, op: str, c: Any) -> "Probe":
         if isinstance(c, Probe):
             raise Unsupported("arithmetic between two draws")
-        if not isinstance(c, (int, float, Fraction)) or (isinstance(c, float) and not math.isfinite(c)):
+        if not isinstance(c, (int, float, Fraction, np.floating)) or (isinstance(c, float) and not math.isfinite(c)):
             raise Unsupported(f"arithmetic with {c!r}")
         ops = self.ops + ((op, c),)
-        return Probe(APPLY[op](float(self), c), self.draw, ops, self.seen)
+        return Probe(APPLY[op](self.actual, c), self.draw, ops, self.seen)
 
     def _note(self, t: Any) -> float:
-        if isinstance(t, Probe) or not isinstance(t, (int, float, Fraction)) or isinstance(t, bool):
+        if isinstance(t, Probe) or not isinstance(t, (int, float, Fraction, np.floating)) or isinstance(t, bool):
             raise Unsupported(f"a draw compared with {t!r}")
         self.seen.setdefault(self.draw, set()).add((self.ops, t))
-        return float(self)
+        return self.actual
 
-    def __lt__(self, t: Any) -> bool:
+    def __lt__(self, t: Any) -> bool:  # compared as the program's own float would be (numpy's rules included)
         return self._note(t) < t
 
     def __le__(self, t: Any) -> bool:
@@ -122,7 +122,7 @@ class Probe(float):
             raise Unsupported("an integer of a draw with too many values")
         for h in range(2 * lo, 2 * hi + 1):  # int, floor, ceil and round depend on x's place among halves
             self._note(Fraction(h, 2))
-        return to_int(float(self))
+        return to_int(self.actual)
 
     def __int__(self) -> int:
         return self._integer(int)
@@ -219,9 +219,10 @@ class RefNumpy:
     def random(self) -> Probe:
         return self.run.uniform()
 
-    def integers(self, low: int, high: Any = None) -> int:
+    def integers(self, low: int, high: Any = None, endpoint: bool = False) -> np.int64:
         low, high = (0, low) if high is None else (low, high)
-        return self.run.next([(v, Fraction(1, high - low)) for v in range(low, high)])
+        high += bool(endpoint)
+        return np.int64(self.run.next([(v, Fraction(1, high - low)) for v in range(low, high)]))
 
     def choice(self, a: Any, p: Any = None) -> Any:
         n = a if isinstance(a, int) else len(a)
