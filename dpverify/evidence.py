@@ -23,13 +23,15 @@ class Evidence:
 
     def figures(self) -> dict[str, Any]:
         """The evidence as plain JSON data: every field that is set (not None), nested dataclasses
-        as objects.  Fields that the check document (``--json``) already shows at the top level of
+        as objects (also in lists).  Fields that the check document (``--json``) already shows at the top level of
         a point are left out."""
         out: dict[str, Any] = {}
         for f in fields(self):
             value = getattr(self, f.name)
             if value is None or f.name in _TOP_LEVEL:
                 continue
+            if isinstance(value, list):
+                value = [asdict(v) if is_dataclass(v) else v for v in value]
             out[f.name] = asdict(value) if is_dataclass(value) else value
         return out
 
@@ -105,6 +107,9 @@ class FloatEvidence(PrivacyEvidence):
     unreachable_candidates: Optional[int] = None
     witness_k: Optional[int] = None
     witness_output_hex: Optional[str] = None
+    epsilon_output_hex: Optional[str] = None  # finite image: the output where the exact epsilon is reached
+    counts_of: Optional[list[str]] = None  # finite image: the two query values of that pair (q, q')
+    output_counts: Optional[list[list[Any]]] = None  # [repr(y), count from q, count from q'], first rows by y
 
 
 @dataclass
@@ -122,6 +127,7 @@ class SampledCell:
     count_prime: Optional[int] = None
     interval_prime: Optional[list[str]] = None
     spec_probability_prime: Optional[str] = None
+    epsilon_lower_bound: Optional[str] = None  # privacy: ln(P(o|X) lower bound / P(o|X') upper bound)
 
 
 @dataclass
@@ -142,6 +148,20 @@ class StatisticalEvidence(PrivacyEvidence):
     epsilon_lower_bound: Optional[str] = None
     confirmed: Optional[bool] = None
     reproducible: bool = True  # False for code declared unseeded=True (a library's unseedable sampler)
+    level: Optional[str] = None  # the error probability of each test (error_probability / tests)
+    sampled: Optional[list[SampledCell]] = None  # every cell tested in the first run, in test order
+    spec_epsilon: Optional[str] = None  # privacy: the spec program's largest loss over the universe (a double)
+
+
+@dataclass
+class ConformanceEvidence(Evidence):
+    """``conforms(spec_program, tolerance=t)`` decided exactly: the tolerance, and the largest certified
+    difference |P_impl(o|X) - P_spec(o|X)| over every dataset and output (an upper end), where it is."""
+
+    tolerance: Optional[str] = None
+    largest_difference: Optional[str] = None
+    largest_at: Optional[list[str]] = None  # [repr(dataset), repr(output)]
+    datasets: Optional[int] = None
 
 
 @dataclass
@@ -208,7 +228,7 @@ class SampleComplexityEvidence(Evidence):
     verified_n: Optional[list[int]] = None
 
 
-__all__ = ["SampledCell", "StatisticalEvidence", "DensityCurves", "Evidence", "FloatEvidence", "FormulaEvidence", "PredictionEvidence", "PrivacyEvidence", "ProbabilityEvidence", "privacy_view",
+__all__ = ["ConformanceEvidence", "SampledCell", "StatisticalEvidence", "DensityCurves", "Evidence", "FloatEvidence", "FormulaEvidence", "PredictionEvidence", "PrivacyEvidence", "ProbabilityEvidence", "privacy_view",
            "SampleComplexityEvidence", "SensitivityEvidence", "SideBound", "WitnessLaws"]
 
 

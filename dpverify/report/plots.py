@@ -202,3 +202,66 @@ def density_witness(curves: Any, claimed_epsilon: Optional[float], key: str) -> 
 
 def _short(text: str, width: int = 18) -> str:
     return text if len(text) <= width else text[:width - 1] + "…"
+
+
+def sampled_frequencies(cells: Sequence[tuple[str, float, float, float, float]], key: str) -> str:
+    """A statistical audit's tested cells: each output's empirical frequency with its Clopper-Pearson
+    interval (a dot with bars) against the spec's exact probability (a diamond).  ``cells`` are
+    (label, frequency, interval low, interval high, exact probability); the first MAX_BARS are drawn."""
+    cells = list(cells)[:MAX_BARS]
+    with matplotlib.rc_context(_BASE_RC):
+        fig = _figure(max(4.2, 0.45 * len(cells) + 1.6), 3.2)
+        ax = fig.add_subplot()
+        xs = list(range(len(cells)))
+        freq = [c[1] for c in cells]
+        below = [max(0.0, c[1] - c[2]) for c in cells]
+        above = [max(0.0, c[3] - c[1]) for c in cells]
+        ax.errorbar(xs, freq, yerr=[below, above], fmt="o", markersize=4, color="#4c72b0", ecolor="#4c72b0",
+                    elinewidth=1.2, capsize=4, label="frequency k/n, Clopper-Pearson interval")
+        ax.scatter(xs, [c[4] for c in cells], marker="D", s=22, facecolors="none", edgecolors=COLOURS["refuted"],
+                   linewidths=1.2, zorder=3, label="spec's exact probability")
+        ax.set_xticks(xs)
+        rotate = len(cells) > 4
+        ax.set_xticklabels([_short(c[0], 24) for c in cells], rotation=45 if rotate else 0,
+                           ha="right" if rotate else "center", fontsize=7)
+        ax.set_xlim(-0.6, len(cells) - 0.4)
+        ax.set_xlabel("dataset → output")
+        ax.set_ylabel("probability")
+        ax.grid(True, axis="y", linewidth=0.4, color="#dddddd")
+        ax.legend(loc="lower center", bbox_to_anchor=(0.5, 1.0), ncol=2, frameon=False, fontsize=8)
+        return _svg(fig, key)
+
+
+def epsilon_bounds(cells: Sequence[tuple[str, float, Optional[float]]], claimed: Optional[float], key: str) -> str:
+    """A statistical privacy audit: per tested cell (X, X', o), the lower confidence bound on the code's
+    loss (a dot with an arrow up: the interval [bound, ∞)) against the spec's exact loss there (a
+    diamond) and the claimed ε (dashed).  ``cells`` are (label, lower bound, spec's loss or None)."""
+    cells = list(cells)[:MAX_BARS]
+    finite = [v for _, b, s in cells for v in (b, s) if v is not None and math.isfinite(v)]
+    top = max(finite + ([claimed] if claimed is not None else []) + [1e-9]) * 1.3
+    bottom = min(finite + [0.0])
+    with matplotlib.rc_context(_BASE_RC):
+        fig = _figure(max(4.2, 0.6 * len(cells) + 1.6), 3.2)
+        ax = fig.add_subplot()
+        xs = list(range(len(cells)))
+        bounds = [b if math.isfinite(b) else bottom for _, b, _ in cells]
+        ax.scatter(xs, bounds, color="#4c72b0", zorder=3, label="code's ε: lower confidence bound")
+        for x, b in zip(xs, bounds):
+            ax.annotate("", xy=(x, top * 0.97), xytext=(x, b),
+                        arrowprops={"arrowstyle": "->", "color": "#4c72b0", "linewidth": 1})
+        spec = [(x, s if math.isfinite(s) else top * 0.97) for x, (_, _, s) in zip(xs, cells) if s is not None]
+        if spec:
+            ax.scatter([x for x, _ in spec], [s for _, s in spec], marker="D", s=22, facecolors="none",
+                       edgecolors="#dd8452", linewidths=1.2, zorder=4, label="spec's exact loss")
+        if claimed is not None:
+            ax.axhline(claimed, color=COLOURS["refuted"], linestyle="--", linewidth=1, label="claimed ε")
+        ax.set_xticks(xs)
+        ax.set_xticklabels([_short(c[0], 28) for c in cells], rotation=30 if len(cells) > 2 else 0,
+                           ha="right" if len(cells) > 2 else "center", fontsize=7)
+        ax.set_xlim(-0.6, len(cells) - 0.4)
+        ax.set_ylim(bottom - 0.05 * top, top)
+        ax.set_xlabel("cell (X, X', output)")
+        ax.set_ylabel("privacy loss ε")
+        ax.grid(True, axis="y", linewidth=0.4, color="#dddddd")
+        ax.legend(loc="lower center", bbox_to_anchor=(0.5, 1.0), ncol=2, frameon=False, fontsize=8)
+        return _svg(fig, key)

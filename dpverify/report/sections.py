@@ -4,8 +4,9 @@ Every claim gets a common header from :mod:`.model` (status, method, message);
 the function registered for its kind with ``@section("kind")`` (from
 :mod:`.section_parts`) adds the details (:mod:`.sections_privacy`: privacy,
 private prediction, same distribution; :mod:`.sections_theorems`: sensitivity,
-formulas, sample complexity).  A kind with no function gets :func:`generic`
-(points, witnesses, scalar figures), so a new kind of claim always renders;
+formulas, sample complexity; :mod:`.sections_audits`: audits of implementations).
+A kind with no function gets :func:`generic` (points, witnesses, scalar figures),
+so a new kind of claim always renders;
 giving it its own section is one function returning :mod:`.blocks`, decorated
 with ``@section("kind")``, in a family module imported below.  No template changes.
 
@@ -18,15 +19,18 @@ from typing import Optional
 
 from ..dsl.claims import Claim
 from ..results import ClaimResult
-from . import sections_privacy, sections_theorems
+from . import sections_audits, sections_privacy, sections_theorems
 from .blocks import Block, Heading, Pairs, Table
 from .section_parts import SECTIONS, Context, boxed, params, section, witness_box, witness_items
 
-FAMILIES = (sections_privacy, sections_theorems)  # imported for their @section registrations
+FAMILIES = (sections_audits, sections_privacy, sections_theorems)  # imported for their @section registrations
 
 
 def blocks_for(claim: ClaimResult, decl: Optional[Claim], ctx: Context) -> list[Block]:
-    """The detail blocks of one claim; an unknown kind falls back to :func:`generic`."""
+    """The detail blocks of one claim; an unknown kind falls back to :func:`generic`.  A claim decided by
+    sampling a black box gets the statistical audit's section whatever its kind (``private`` too)."""
+    if sections_audits.sampled(claim):
+        return sections_audits.statistical(claim, decl, ctx)
     return SECTIONS.get(claim.kind, generic)(claim, decl, ctx)
 
 

@@ -38,6 +38,8 @@ from ..workspace import Workspace
 
 MAX_PAIRS = 100_000
 """The most neighbouring pairs of a universe read for their query values."""
+COUNT_ROWS = 100
+"""The most outputs whose counts a finite image's evidence lists (the report's table)."""
 
 
 class FloatPrivateCheck:
@@ -160,12 +162,14 @@ def _exhaustive(claim: FloatPrivate, sampler: Sampler, pairs: list[tuple[Side, S
             mine, theirs = images[x.double], images[xp.double]
             for y, count in mine.items():
                 if y not in theirs:
+                    _output_counts(ev, x, xp, mine, theirs, y)
                     return _infinite(sampler, x, xp, None, y, result)
                 ratio = Fraction(count, theirs[y])
                 if worst is None or ratio > worst[0]:
                     worst = (ratio, x, xp, y)
     assert worst is not None
     ratio, x, xp, y = worst
+    _output_counts(ev, x, xp, images[x.double], images[xp.double], y)
     achieved = sympy.log(sympy.Rational(ratio.numerator, ratio.denominator))
     ev.achieved_epsilon = decimal(achieved)
     ev.evaluations = sampler.evaluations
@@ -200,6 +204,16 @@ def _exhaustive(claim: FloatPrivate, sampler: Sampler, pairs: list[tuple[Side, S
                       f"by {p} uniforms from {x} and {p_prime} from {xp} (of {sampler.size:,}; counts "
                       f"re-confirmed by an independent search); {supports}; {note}")
     return result
+
+
+def _output_counts(ev: FloatEvidence, x: Side, xp: Side, mine: dict[float, int], theirs: dict[float, int],
+                   y: float) -> None:
+    """The pair's counts per output (the first COUNT_ROWS outputs by value, and ``y``, where the loss is
+    largest), for the report."""
+    outputs = sorted(set(mine) | set(theirs))
+    shown = outputs[:COUNT_ROWS] + ([y] if y not in outputs[:COUNT_ROWS] else [])
+    ev.counts_of, ev.epsilon_output_hex = [repr(x.value), repr(xp.value)], y.hex()
+    ev.output_counts = [[repr(o), mine.get(o, 0), theirs.get(o, 0)] for o in shown]
 
 
 def _search(claim: FloatPrivate, sampler: Sampler, pairs: list[tuple[Side, Side]], result: PointResult) -> PointResult:

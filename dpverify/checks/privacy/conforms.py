@@ -24,6 +24,7 @@ from ...engine.backend import IntervalBackend, SympyBackend, exact_sign
 from ...engine.decimals import decimal
 from ...engine.reading import distribution
 from ...engine.work import params
+from ...evidence import ConformanceEvidence
 from ...results import PointResult, Status, Witness
 from ..workspace import Workspace
 from .same_distribution import _one_meaning_of_outputs
@@ -39,13 +40,14 @@ class ConformsCheck:
         mine = ws.discrete_table(spec, spec.mechanism, point, "conforms")
         theirs = ws.discrete_table(spec, claim.other, point, "conforms")
         _one_meaning_of_outputs(mine, theirs)
-        result = PointResult(point_label(point), Status.UNKNOWN, "",
+        evidence = ConformanceEvidence(tolerance=decimal(claim.tolerance), datasets=len(mine.datasets))
+        result = PointResult(point_label(point), Status.UNKNOWN, "", evidence=evidence,
                              method=f"exact enumeration; differences against the tolerance {claim.tolerance} "
                                     "in certified intervals, exactly where they straddle it")
         backend = mine.backend
         tolerance = backend.num(claim.tolerance)
         zero = backend.ctx.mpf(0)
-        largest = zero
+        largest, at = zero, None
         straddling: list[tuple[tuple, Any]] = []
         for i, data in enumerate(mine.datasets):
             law, other = mine.laws[mine.law_of[i]], theirs.laws[theirs.law_of[i]]
@@ -54,7 +56,8 @@ class ConformsCheck:
                 if diff.a > tolerance.b:
                     return _refute(spec, claim, point, data, o, backend.dps, mine.windows, result)
                 if diff.b <= tolerance.a:
-                    largest = max(largest, diff.b)
+                    if at is None or diff.b > largest:
+                        largest, at = diff.b, [repr(data), repr(o)]
                 else:
                     straddling.append((data, o))
         for data, o in straddling:  # exactly: |p - q| - t
@@ -68,6 +71,7 @@ class ConformsCheck:
                 return result
             if sign > 0:
                 return _refute(spec, claim, point, data, o, backend.dps, mine.windows, result)
+        evidence.largest_difference, evidence.largest_at = decimal(largest), at
         result.status = Status.VERIFIED
         result.message = (f"every output probability within {claim.tolerance} of "
                           f"{getattr(claim.other, '__name__', 'the spec program')}'s on all "
@@ -90,6 +94,9 @@ def _refute(spec: Spec, claim: Conforms, point: Point, data: tuple, output: obje
             result.message = f"a difference above the tolerance at {dps} digits was not confirmed"
             return result
     name = getattr(claim.other, "__name__", "the spec program")
+    if isinstance(result.evidence, ConformanceEvidence):
+        result.evidence.largest_difference = decimal(abs(p - q))
+        result.evidence.largest_at = [repr(data), repr(output)]
     result.status = Status.REFUTED
     result.witness = Witness(data, data, output, decimal(p), decimal(q))
     result.message = (f"on dataset {data!r}, P(o={output!r}) = {decimal(p)} under {spec.mechanism.__name__} "

@@ -88,7 +88,7 @@ def _conforms(spec: Spec, box: BlackBox, claim: Conforms, point: Point, ws: Work
     tests = sum(1 for law in laws for w in law.values() if w.b > 0)
     level = float(box.error) / tests
     n, ev = box.samples, result.evidence
-    ev.tests, ev.datasets = tests, len(table.datasets)
+    ev.tests, ev.datasets, ev.level, ev.sampled = tests, len(table.datasets), repr(level), []
     largest: Optional[tuple[float, int, Any]] = None
     for i, data in enumerate(table.datasets):
         counts = _counts(spec, box, point, ws, i, 0)
@@ -101,6 +101,7 @@ def _conforms(spec: Spec, box: BlackBox, claim: Conforms, point: Point, ws: Work
             deviation = max(abs(k / n - lo), abs(k / n - hi))
             if largest is None or deviation > largest[0]:
                 largest = (deviation, i, o)
+            ev.sampled.append(_cell(data, o, k, n, level, laws[i][o]))
             side = cp.outside(n, k, lo, hi, level)
             if side:
                 return _deviates(spec, box, claim, point, ws, result, i, o, side, level)
@@ -189,12 +190,16 @@ def _private(spec: Spec, box: BlackBox, claim: Private, point: Point, ws: Worksp
                         "use a universe with neighbouring datasets")
     ev.tests, ev.datasets = 2 * len(cells), len(table.datasets)
     level = float(box.error) / (2 * len(cells))
+    ev.level, ev.spec_epsilon = repr(level), repr(cells[0][3])
     bounds = [(_epsilon_bound(spec, box, point, ws, cell, 0, level), cell) for cell in cells]
+    ev.sampled = [_privacy_cell(table, cell, _counts(spec, box, point, ws, cell[0], 0).get(cell[2], 0),
+                                _counts(spec, box, point, ws, cell[1], 0).get(cell[2], 0), p_lo, q_hi, bound)
+                  for (bound, p_lo, q_hi), cell in bounds]
     (best, p_lo, q_hi), cell = max(bounds, key=lambda b: b[0][0])
     i, j, o, _ = cell
     ev.epsilon_lower_bound = repr(best)
     ev.worst = _privacy_cell(table, cell, _counts(spec, box, point, ws, i, 0).get(o, 0),
-                             _counts(spec, box, point, ws, j, 0).get(o, 0), p_lo, q_hi)
+                             _counts(spec, box, point, ws, j, 0).get(o, 0), p_lo, q_hi, best)
     data, prime = table.datasets[i], table.datasets[j]
     where = (f"X = {data!r}, X' = {prime!r}, output {o!r}: {ev.worst.count}/{n:,} against "
              f"{ev.worst.count_prime}/{n:,}")
@@ -249,12 +254,13 @@ def _epsilon_bound(spec: Spec, box: BlackBox, point: Point, ws: Workspace, cell:
     return (math.log(p_lo / q_hi) if p_lo > 0 else -math.inf), p_lo, q_hi
 
 
-def _privacy_cell(table: Any, cell: tuple, k: int, k_prime: int, p_lo: float, q_hi: float) -> SampledCell:
+def _privacy_cell(table: Any, cell: tuple, k: int, k_prime: int, p_lo: float, q_hi: float,
+                  bound: float) -> SampledCell:
     i, j, o, _ = cell
     law, law_prime = table.laws[table.law_of[i]], table.laws[table.law_of[j]]
     return SampledCell(repr(table.datasets[i]), repr(o), k, [repr(p_lo), "1"], decimal(law[o]),
                        repr(table.datasets[j]), k_prime, ["0", repr(q_hi)],
-                       decimal(law_prime[o]) if o in law_prime else "0")
+                       decimal(law_prime[o]) if o in law_prime else "0", repr(bound))
 
 
 __all__ = ["StatisticalCheck"]
