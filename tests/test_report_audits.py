@@ -268,3 +268,35 @@ def test_audit_tables_fit_and_witnesses_come_first(tmp_path: Path) -> None:
     assert len({(page, r["claim"]) for page, _, r in refuted}) >= 6
     late = [(page, width, r) for page, width, r in refuted if r["offset"] is None or r["offset"] >= browser.HEIGHT]
     assert not late, f"witnesses below the first screen of their section: {late}"
+
+
+REFUSED = textwrap.dedent('''
+    import math
+    from fractions import Fraction
+    import numpy as np
+    import dpverify as dp
+
+    eps = dp.symbol("eps", positive=True)
+
+    def rr(data, eps):
+        return dp.randomized_response(data[0], eps)
+
+    def seeded_rr(data, eps, seed):
+        rng = np.random.default_rng(seed)
+        keep = math.exp(eps) / (1 + math.exp(eps))
+        return data[0] if rng.random() < keep else 1 - data[0]
+
+    refused = dp.spec(dp.black_box(seeded_rr, spec_program=rr, samples=1000),
+                      universe=dp.universe([0, 1], n=1, neighbours=dp.REPLACE_ONE), grid={eps: [1]},
+                      claims=[dp.conforms(rr, tolerance=Fraction(1, 100), id="within")])
+''')
+
+
+def test_a_refused_audit_states_no_sampling_budget(tmp_path: Path) -> None:
+    path = tmp_path / "refused.py"
+    path.write_text(REFUSED)
+    claim = _claim(check_paths([str(path)], Options()), "seeded_rr", "within")
+    p = claim.points[0]
+    assert p.status is Status.UNKNOWN and isinstance(p.evidence, StatisticalEvidence) and p.evidence.tests == 0
+    blocks = _blocks(claim)
+    assert not [b for b in blocks if isinstance(b, (Paragraph, Table, Figure))]  # nothing was sampled

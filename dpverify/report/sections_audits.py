@@ -42,6 +42,8 @@ def statistical(claim: ClaimResult, decl: Optional[Claim], ctx: Context) -> list
         privacy = ev.claimed_epsilon is not None
         if boxed(p):
             out.append(_privacy_witness(p, ev, ctx) if privacy else _law_witness(p, ev, ctx))
+        if not ev.tests:  # refused before sampling (its message says why)
+            continue
         out += [Heading(f"Samples at {params(p)}" if p.params else "Samples"), Paragraph(budget(ev), "Sampling")]
         out += _epsilon_cells(claim, p, ev, index, ctx) if privacy else _law_cells(claim, ev, index, ctx)
     return out + point_messages(claim, ctx)
