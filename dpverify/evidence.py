@@ -149,7 +149,7 @@ class StatisticalEvidence(PrivacyEvidence):
     confirmed: Optional[bool] = None
     reproducible: bool = True  # False for code declared unseeded=True (a library's unseedable sampler)
     level: Optional[str] = None  # the error probability of each test (error_probability / tests)
-    sampled: Optional[list[SampledCell]] = None  # every cell tested in the first run, in test order
+    sampled: Optional[list[SampledCell]] = None  # the cells tested in the first run, in test order (the first 100)
     spec_epsilon: Optional[str] = None  # privacy: the spec program's largest loss over the universe (a double)
 
 

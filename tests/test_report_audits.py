@@ -300,3 +300,13 @@ def test_a_refused_audit_states_no_sampling_budget(tmp_path: Path) -> None:
     assert p.status is Status.UNKNOWN and isinstance(p.evidence, StatisticalEvidence) and p.evidence.tests == 0
     blocks = _blocks(claim)
     assert not [b for b in blocks if isinstance(b, (Paragraph, Table, Figure))]  # nothing was sampled
+
+
+def test_a_long_audit_records_its_first_cells_and_says_so(monkeypatch: pytest.MonkeyPatch) -> None:
+    from dpverify.checks.privacy import statistical
+    monkeypatch.setattr(statistical, "SAMPLED_CELLS", 3)
+    claim = _claim(check_paths([BLACK_BOX], Options()), "seeded_rr", "conforms")
+    ev = claim.points[0].evidence
+    assert ev.tests == 4 and len(ev.sampled) == 3 and claim.points[0].status is Status.CONSISTENT
+    table = next(b for b in _blocks(claim) if isinstance(b, Table))
+    assert len(table.rows) == 3 and "(the first 3 of the 4 tests, in the order made" in table.caption

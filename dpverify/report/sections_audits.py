@@ -76,9 +76,9 @@ def _law_cells(claim: ClaimResult, ev: StatisticalEvidence, index: int, ctx: Con
         inside = "yes" if exact is not None and low <= exact <= high else "no"
         rows.append((c.dataset, c.output, short(c.spec_probability), f"{c.count:,} / {n:,}", f"{c.count / n:.6f}",
                      f"[{short(c.interval[0], 6)}, {short(c.interval[1], 6)}]", inside))
-    more = f" (the first {MAX_ROWS} of {len(cells)}; all in report.json)" if len(cells) > MAX_ROWS else ""
-    if len(cells) < ev.tests:
-        more += f" (the audit stops at its first rejection: {len(cells)} of {ev.tests} tests made)"
+    shown = min(len(cells), MAX_ROWS)
+    more = (f" (the first {shown} of the {ev.tests} tests, in the order made; the audit stops at a rejection)"
+            if shown < ev.tests else "")
     out: list[Block] = [Table(("dataset", "output o", "spec's P(o) (exact)", "count k / n", "frequency",
                                "Clopper-Pearson interval", "P(o) inside"), tuple(rows), (2, 3, 4, 5),
                               f"Each tested output{more}: its exact probability under the spec, its frequency in "

@@ -35,6 +35,10 @@ from ..workspace import Workspace
 from . import clopper_pearson as cp
 
 
+SAMPLED_CELLS = 100
+"""The most tested cells a conformance audit records with their intervals in its evidence (for the report)."""
+
+
 class StatisticalCheck:
     """Claims about a :class:`~dpverify.dsl.black_box.BlackBox` mechanism (``black_box`` checks only
     take specs whose mechanism is one; see :func:`dpverify.checks.check_point`)."""
@@ -101,7 +105,8 @@ def _conforms(spec: Spec, box: BlackBox, claim: Conforms, point: Point, ws: Work
             deviation = max(abs(k / n - lo), abs(k / n - hi))
             if largest is None or deviation > largest[0]:
                 largest = (deviation, i, o)
-            ev.sampled.append(_cell(data, o, k, n, level, laws[i][o]))
+            if len(ev.sampled) < SAMPLED_CELLS:
+                ev.sampled.append(_cell(data, o, k, n, level, laws[i][o]))
             side = cp.outside(n, k, lo, hi, level)
             if side:
                 return _deviates(spec, box, claim, point, ws, result, i, o, side, level)
