@@ -350,6 +350,11 @@ def float32_comparisons(data, eps, rng):
     return (u < np.float32(0.1), u * np.float32(3.0) == 0.3)
 
 
+def equal_values_other_types(data, eps, rng):  # 0.5 == np.float32(0.5), but numpy compares u with it in float32
+    u = rng.random()
+    return (u < 0.5, u < np.float32(0.5), u * 3.0 < 1.5, u * np.float32(3.0) < 1.5)
+
+
 def test_numpy_promotion_decides_comparisons_with_float32():
     """Finding: numpy compares a Python float with np.float32 in float32 (NEP 50), and a float32
     value with a Python float in float32 too; the audit compared the exact values, so
@@ -361,3 +366,5 @@ def test_numpy_promotion_decides_comparisons_with_float32():
     assert (below - 1) / G < np.float32(0.1) and not below / G < np.float32(0.1)  # the real boundary
     assert below == math.ceil(Fraction(np.float32(0.1).item()) * G) - 2 ** 25 + 1
     assert sum(p for (_, eq), p in got.items() if eq) == Fraction(2 ** 27, G)
+    both = dpverify_law(equal_values_other_types, "numpy", (0,))
+    assert both == audit.law(equal_values_other_types, (0,), eps=1) and len(both) == 3

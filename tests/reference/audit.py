@@ -48,7 +48,7 @@ APPLY: dict[str, Callable[[Any, Any], Any]] = {
 def value(ops: tuple, k: int) -> Any:
     """The program's float arithmetic ``ops`` replayed on plain floats from k / 2^53."""
     x = k / N  # exact: k < 2^53
-    for op, c in ops:
+    for op, c, _ in ops:
         x = APPLY[op](x, c)
     return x
 
@@ -65,8 +65,9 @@ def least(pred: Callable[[int], bool]) -> int:
     return lo
 
 
-def boundaries(ops: tuple, t: Any) -> set[int]:
-    """The grid points where the sign of ``value(k) - t`` may change."""
+def boundaries(ops: tuple, t: Any, kind: type = float) -> set[int]:
+    """The grid points where the sign of ``value(k) - t`` may change (``kind``: t's type, kept in the key
+    so that 0.5 and np.float32(0.5), equal but compared differently by numpy, stay apart)."""
     rising = value(ops, 0) <= value(ops, N - 1)
     if rising:
         return {least(lambda k: value(ops, k) >= t), least(lambda k: value(ops, k) > t)}
@@ -88,13 +89,13 @@ class Probe(float):
             raise Unsupported("arithmetic between two draws")
         if not isinstance(c, (int, float, Fraction, np.floating)) or (isinstance(c, float) and not math.isfinite(c)):
             raise Unsupported(f"arithmetic with {c!r}")
-        ops = self.ops + ((op, c),)
+        ops = self.ops + ((op, c, type(c)),)
         return Probe(APPLY[op](self.actual, c), self.draw, ops, self.seen)
 
     def _note(self, t: Any) -> float:
         if isinstance(t, Probe) or not isinstance(t, (int, float, Fraction, np.floating)) or isinstance(t, bool):
             raise Unsupported(f"a draw compared with {t!r}")
-        self.seen.setdefault(self.draw, set()).add((self.ops, t))
+        self.seen.setdefault(self.draw, set()).add((self.ops, t, type(t)))
         return self.actual
 
     def __lt__(self, t: Any) -> bool:  # compared as the program's own float would be (numpy's rules included)
@@ -118,7 +119,7 @@ class Probe(float):
     def _integer(self, to_int: Callable[[float], int]) -> int:
         ends = (value(self.ops, 0), value(self.ops, N - 1))
         lo, hi = math.floor(min(ends)), math.ceil(max(ends))
-        if hi - lo > 10_000:
+        if hi - lo > 64:
             raise Unsupported("an integer of a draw with too many values")
         for h in range(2 * lo, 2 * hi + 1):  # int, floor, ceil and round depend on x's place among halves
             self._note(Fraction(h, 2))
