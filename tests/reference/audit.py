@@ -26,6 +26,7 @@ draw raises :class:`~tests.reference.shim.Unsupported`.
 """
 from __future__ import annotations
 
+import functools
 import math
 import random as _random
 from fractions import Fraction
@@ -37,6 +38,8 @@ from .shim import Unsupported
 
 N = 2 ** 53
 """random() returns k / 2^53, k uniform in [0, 2^53), in numpy and in CPython."""
+MAX_RUNS = 20_000
+"""Programs needing more runs than this are beyond the reference (Unsupported)."""
 
 APPLY: dict[str, Callable[[Any, Any], Any]] = {
     "add": lambda x, c: x + c, "radd": lambda x, c: c + x, "sub": lambda x, c: x - c,
@@ -65,13 +68,18 @@ def least(pred: Callable[[int], bool]) -> int:
     return lo
 
 
-def boundaries(ops: tuple, t: Any, kind: type = float) -> set[int]:
+def boundaries(ops: tuple, t: Any, kind: type = float) -> frozenset[int]:
     """The grid points where the sign of ``value(k) - t`` may change (``kind``: t's type, kept in the key
     so that 0.5 and np.float32(0.5), equal but compared differently by numpy, stay apart)."""
+    return _boundaries(ops, t, kind, N)  # N in the cache's key: tests shrink the grid
+
+
+@functools.lru_cache(maxsize=4096)
+def _boundaries(ops: tuple, t: Any, kind: type, grid: int) -> frozenset[int]:
     rising = value(ops, 0) <= value(ops, N - 1)
     if rising:
-        return {least(lambda k: value(ops, k) >= t), least(lambda k: value(ops, k) > t)}
-    return {least(lambda k: value(ops, k) <= t), least(lambda k: value(ops, k) < t)}
+        return frozenset({least(lambda k: value(ops, k) >= t), least(lambda k: value(ops, k) > t)})
+    return frozenset({least(lambda k: value(ops, k) <= t), least(lambda k: value(ops, k) < t)})
 
 
 class Probe(float):
@@ -119,7 +127,7 @@ class Probe(float):
     def _integer(self, to_int: Callable[[float], int]) -> int:
         ends = (value(self.ops, 0), value(self.ops, N - 1))
         lo, hi = math.floor(min(ends)), math.ceil(max(ends))
-        if hi - lo > 64:
+        if hi - lo > 16:
             raise Unsupported("an integer of a draw with too many values")
         for h in range(2 * lo, 2 * hi + 1):  # int, floor, ceil and round depend on x's place among halves
             self._note(Fraction(h, 2))
@@ -268,6 +276,8 @@ def law(fn: Callable[..., Any], data: tuple, rng: str = "numpy", **params: Any) 
 
     def explore(prefix: tuple) -> tuple[dict, dict]:
         if prefix not in memo:
+            if len(memo) > MAX_RUNS:
+                raise Unsupported(f"more than {MAX_RUNS} runs")
             run = Run(prefix)
             try:
                 memo[prefix] = ({plain(fn(data, **params, rng=make(run))): Fraction(1)}, run.seen)
