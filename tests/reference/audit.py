@@ -95,7 +95,7 @@ class Probe(float):
     def _then(self, op: str, c: Any) -> "Probe":
         if isinstance(c, Probe):
             raise Unsupported("arithmetic between two draws")
-        if not isinstance(c, (int, float, Fraction, np.floating)) or (isinstance(c, float) and not math.isfinite(c)):
+        if not isinstance(c, (int, float, Fraction, np.floating)) or (isinstance(c, (float, np.floating)) and not math.isfinite(c)):
             raise Unsupported(f"arithmetic with {c!r}")
         ops = self.ops + ((op, c, type(c)),)
         return Probe(APPLY[op](self.actual, c), self.draw, ops, self.seen)
