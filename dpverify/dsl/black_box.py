@@ -33,30 +33,20 @@ import numpy as np
 import sympy
 
 from ..errors import SpecError, call_help
-from .implementation import plain
+from .implementation import AuditedCode, plain
 
 SAMPLES = 20_000
 ERROR = Fraction(1, 10 ** 9)
 
 
-class BlackBox:
+class BlackBox(AuditedCode):
     """A function sampled, never enumerated (build with :func:`black_box`)."""
 
     def __init__(self, fn: Callable[..., Any], spec_program: Optional[Callable[..., Any]], samples: int,
                  seed: int, error: Fraction, cells: int, argument: str, kind: str) -> None:
-        self.fn, self.spec_program, self.samples, self.seed = fn, spec_program, samples, seed
+        super().__init__(fn, argument, "black_box")
+        self.spec_program, self.samples, self.seed = spec_program, samples, seed
         self.error, self.cells, self.argument, self.kind = error, cells, argument, kind
-        self.__name__ = getattr(fn, "__name__", "black_box")
-        self.__qualname__ = getattr(fn, "__qualname__", self.__name__)
-        self.__module__ = getattr(fn, "__module__", __name__)
-        self.__doc__ = fn.__doc__
-        signature = inspect.signature(fn)
-        self.__signature__ = signature.replace(
-            parameters=[p for p in signature.parameters.values() if p.name != argument])
-
-    @property
-    def __code__(self) -> Any:  # errors are located in the file that defines the user's function
-        return self.fn.__code__
 
     def __call__(self, data: tuple, **params: Any) -> Any:
         raise SpecError(f"{self!r} is sampled by the statistical audit, not run by the engine",

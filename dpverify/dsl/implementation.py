@@ -27,22 +27,32 @@ from .generators import NumpyGenerator, RandomGenerator
 GENERATORS = {"numpy": NumpyGenerator, "random": RandomGenerator}
 
 
-class Implementation:
-    """A mechanism program running ``fn`` with an instrumented generator (build with :func:`implementation`)."""
+class AuditedCode:
+    """User code standing in for a mechanism program: it carries the function's name, docstring and
+    signature without the randomness argument (which dpverify supplies), and its ``__code__``, so
+    that errors are located in the file that defines the user's function."""
 
-    def __init__(self, fn: Callable[..., Any], rng: str, rng_argument: str) -> None:
-        self.fn, self.rng, self.rng_argument = fn, rng, rng_argument
-        self.__name__ = getattr(fn, "__name__", "implementation")
+    def __init__(self, fn: Callable[..., Any], argument: str, default_name: str) -> None:
+        self.fn = fn
+        self.__name__ = getattr(fn, "__name__", default_name)
         self.__qualname__ = getattr(fn, "__qualname__", self.__name__)
         self.__module__ = getattr(fn, "__module__", __name__)
         self.__doc__ = fn.__doc__
         signature = inspect.signature(fn)
         self.__signature__ = signature.replace(
-            parameters=[p for p in signature.parameters.values() if p.name != rng_argument])
+            parameters=[p for p in signature.parameters.values() if p.name != argument])
 
     @property
-    def __code__(self) -> Any:  # errors are located in the file that defines the user's function
+    def __code__(self) -> Any:
         return self.fn.__code__
+
+
+class Implementation(AuditedCode):
+    """A mechanism program running ``fn`` with an instrumented generator (build with :func:`implementation`)."""
+
+    def __init__(self, fn: Callable[..., Any], rng: str, rng_argument: str) -> None:
+        super().__init__(fn, rng_argument, "implementation")
+        self.rng, self.rng_argument = rng, rng_argument
 
     def __call__(self, data: tuple, **params: Any) -> Any:
         return plain(self.fn(data, **params, **{self.rng_argument: GENERATORS[self.rng]()}))
