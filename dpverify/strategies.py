@@ -186,20 +186,33 @@ def _no_pairs(universe: Universe) -> None:
     require_pairs(universe, np.zeros(0, dtype=np.int64))
 
 
-def _one_position(universe: Universe, movable: Sequence[int],
-                  target: Callable[[int], st.SearchStrategy[int]]) -> st.SearchStrategy[Pair]:
-    """A dataset, a position holding a ``movable`` record, and the dataset with that record moved to a
-    ``target`` of it (records by index)."""
+def _with_movable(universe: Universe, movable: Sequence[int]) -> st.SearchStrategy[tuple[list[int], int]]:
+    """A dataset (records by index) and a position holding a ``movable`` record; shrinks towards the
+    smallest size, position 0 and the first records.  Refuses a universe where nothing can move."""
     sizes = [k for k in universe.sizes if k >= 1]
     if not movable or not sizes:
         _no_pairs(universe)
 
     @st.composite
-    def draw(draw: Callable[[st.SearchStrategy[Any]], Any]) -> Pair:
+    def draw(draw: Callable[[st.SearchStrategy[Any]], Any]) -> tuple[list[int], int]:
         k = draw(st.sampled_from(sizes))
         pos = draw(st.integers(0, k - 1))
         data = draw(_indices(universe, k))
         data[pos] = draw(st.sampled_from(movable))
+        return data, pos
+
+    return draw()
+
+
+def _one_position(universe: Universe, movable: Sequence[int],
+                  target: Callable[[int], st.SearchStrategy[int]]) -> st.SearchStrategy[Pair]:
+    """A dataset, a position holding a ``movable`` record, and the dataset with that record moved to a
+    ``target`` of it (records by index)."""
+    start = _with_movable(universe, movable)
+
+    @st.composite
+    def draw(draw: Callable[[st.SearchStrategy[Any]], Any]) -> Pair:
+        data, pos = draw(start)
         other = list(data)
         other[pos] = draw(target(data[pos]))
         return _canonical(universe, data), _canonical(universe, other)
@@ -209,17 +222,11 @@ def _one_position(universe: Universe, movable: Sequence[int],
 
 def _every_position(universe: Universe, moves: list[list[int]]) -> st.SearchStrategy[Pair]:
     """dp.linf_one on sequences: one position that moves, every other one that may (first: stays)."""
-    movable = [i for i, targets in enumerate(moves) if targets]
-    sizes = [k for k in universe.sizes if k >= 1]
-    if not movable or not sizes:
-        _no_pairs(universe)
+    start = _with_movable(universe, [i for i, targets in enumerate(moves) if targets])
 
     @st.composite
     def draw(draw: Callable[[st.SearchStrategy[Any]], Any]) -> Pair:
-        k = draw(st.sampled_from(sizes))
-        pos = draw(st.integers(0, k - 1))
-        data = draw(_indices(universe, k))
-        data[pos] = draw(st.sampled_from(movable))
+        data, pos = draw(start)
         other = [draw(st.sampled_from(moves[r])) if q == pos else draw(st.sampled_from([r, *moves[r]]))
                  for q, r in enumerate(data)]
         return _records(universe, data), _records(universe, other)
