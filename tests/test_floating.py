@@ -196,6 +196,28 @@ def test_a_support_missing_in_the_second_direction_only_is_found():
     assert r.witness.p == "0.5000000000000000000000000000000000000000"
 
 
+def test_signed_zeros_are_two_outputs():
+    """A sampler that releases -0.0 from q = -1 and 0.0 from q = 1: equal as floats, told apart by
+    copysign (and repr), so each is an output its neighbour never produces -- an infinite loss,
+    which merging the zeros (IEEE equality) would have hidden behind equal supports."""
+    def signed_zero(q, u):
+        return math.floor(u) * q  # floor(u) = 0.0 for u in [0, 1): 0.0 * q keeps q's sign
+    r = _run(dp.float_private(signed_zero, pairs=[(-1, 1)]))
+    assert r.status is Status.REFUTED and r.evidence.achieved_epsilon == "inf"
+    assert math.copysign(1.0, r.witness.output) == (-1.0 if r.witness.x == -1 else 1.0)
+    same = _run(dp.float_private(lambda q, u: math.floor(u) * abs(q), pairs=[(-1, 1)]))
+    assert same.status is Status.VERIFIED  # 0.0 from both: one output, equal supports
+
+
+def test_signed_zeros_are_counted_in_total_order():
+    """u - 1/2 rounded towards zero to -0.0 below 1/2 and 0.0 from 1/2: a monotone sampler in
+    totalOrder (-0.0 before 0.0), so each zero has its exact count of grid points."""
+    sampler = Sampler(lambda q, u: math.copysign(0.0, u - 0.5) * (q + 1), "[0,1)", ((0, GRID),))
+    image = sampler.image(0.0, 10)
+    assert len(image) == 2 and image[-0.0] == image[0.0] == GRID // 2
+    assert sampler.count(0.0, -0.0) == GRID // 2
+
+
 def test_no_witness_among_candidates_is_unknown_not_verified():
     """A sampler with 2^53 outputs that do not depend on q: nothing to find, and no proof either."""
     r = _run(dp.float_private(lambda q, u: u, pairs=[(0, 1)], candidates=200, max_outputs=50))

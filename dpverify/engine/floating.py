@@ -9,7 +9,9 @@ a query value, and by how many of the 2^53 uniforms, is then decided exactly (Mi
 significance of the least significant bits for differential privacy", shows textbook Laplace
 samplers reach outputs from one value that no uniform reaches from its neighbour).
 
-Doubles are compared with IEEE equality (-0.0 and 0.0 count as one output); NaN is refused.
+Outputs are doubles told apart by their bits: -0.0 and 0.0 are two outputs (``math.copysign``,
+``repr`` and division tell them apart, so a release can), ordered by IEEE 754 totalOrder (-0.0
+before 0.0), and monotonicity is read in that order; NaN is refused.
 Monotonicity is an assumption: every evaluation is kept, and :meth:`Sampler.check_monotone`
 refuses a sampler whose evaluations contradict it, naming the k that show it.  Budgets are
 counts (outputs walked, candidates tried); nothing here reads a clock.
@@ -46,6 +48,25 @@ def name_of(fn: Callable[..., Any]) -> str:
     return getattr(fn, "__name__", None) or getattr(getattr(fn, "func", None), "__name__", None) or repr(fn)
 
 
+def total(y: float) -> tuple[float, float]:
+    """The IEEE 754 totalOrder key of a non-NaN double: -0.0 sorts before 0.0, otherwise the value's order."""
+    return (float(y), math.copysign(1.0, y))
+
+
+class Double(float):
+    """A sampler's output: a double equal only to the same double, so that -0.0 and 0.0 are two
+    outputs (as dict keys too).  Arithmetic, ``repr`` and ``hex`` are the float's own."""
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, float) and total(self) == total(other)
+
+    def __ne__(self, other: object) -> bool:
+        return not self == other
+
+    def __hash__(self) -> int:
+        return hash(float(self))  # -0.0 and 0.0 share a hash and differ in __eq__
+
+
 class NotMonotone(SpecError):
     """The sampler's evaluations contradict the declared monotonicity on a piece."""
 
@@ -62,7 +83,7 @@ class Branch:
     sign: int = 1  # +1: non-decreasing in k; -1: non-increasing
 
     def __post_init__(self) -> None:
-        self.sign = 1 if self.at(self.lo) <= self.at(self.hi - 1) else -1
+        self.sign = 1 if total(self.at(self.lo)) <= total(self.at(self.hi - 1)) else -1
 
     def at(self, k: int) -> float:
         if k not in self.seen:
@@ -70,12 +91,13 @@ class Branch:
         return self.seen[k]
 
     def first(self, y: float, strict: bool) -> int:
-        """The least k in [lo, hi) with sign*f(k) >= sign*y (> when ``strict``); hi if none.  Bisection."""
-        target = self.sign * y
+        """The least k in [lo, hi) with sign*f(k) >= sign*y (> when ``strict``) in totalOrder; hi if none.
+        Bisection."""
+        target = total(self.sign * y)
         lo, hi = self.lo, self.hi
         while lo < hi:
             mid = (lo + hi) // 2
-            v = self.sign * self.at(mid)
+            v = total(self.sign * self.at(mid))
             if v > target or (not strict and v == target):
                 hi = mid
             else:
@@ -92,10 +114,10 @@ class Branch:
     def confirm_first(self, y: float, strict: bool) -> int:
         """:meth:`first` by another route, on fresh evaluations: galloping from lo, bisection in the
         bracket, then a scan of the neighbouring grid points on both sides of the boundary."""
-        target = self.sign * y
+        target = total(self.sign * y)
 
         def past(k: int) -> bool:
-            v = self.sign * self.sampler.evaluate(self.value, k)
+            v = total(self.sign * self.sampler.evaluate(self.value, k))
             return v > target or (not strict and v == target)
 
         step, low = 1, self.lo
@@ -130,14 +152,14 @@ class Branch:
             self.at(extra)
         points = sorted(self.seen.items())
         for (k1, y1), (k2, y2) in zip(points, points[1:]):
-            if self.sign * y2 < self.sign * y1:
+            if total(self.sign * y2) < total(self.sign * y1):
                 return self._error(k1, y1, k2, y2)
         return self._error(self.lo, self.at(self.lo), self.hi - 1, self.at(self.hi - 1))
 
     def check_monotone(self) -> None:
         points = sorted(self.seen.items())
         for (k1, y1), (k2, y2) in zip(points, points[1:]):
-            if self.sign * y2 < self.sign * y1:
+            if total(self.sign * y2) < total(self.sign * y1):
                 raise self._error(k1, y1, k2, y2)
 
     def _error(self, k1: int, y1: float, k2: int, y2: float) -> NotMonotone:
@@ -187,7 +209,7 @@ class Sampler:
             file, line = where(self.fn)
             raise SpecError(f"the sampler {name_of(self.fn)} returned {out!r} at k={k}, u={u!r}",
                             "return a number that is not NaN (ints below 2^53 in size)", file=file, line=line)
-        return y
+        return Double(y)
 
     def of(self, value: float) -> list[Branch]:
         if value not in self.branches:
