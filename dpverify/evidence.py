@@ -165,6 +165,60 @@ class ConformanceEvidence(Evidence):
 
 
 @dataclass
+class ReplayCall:
+    """One noise draw of a replayed pair, matched in order with the spec's call: its site and method, the
+    value fed into it on X and on X' (loc plus what the noise is added to; exact, as decimal or
+    fraction strings), its scale, the implementation's cost |fed(X) - fed(X')| / scale and the
+    spec's Delta / scale for the matched call; ``note`` says what kept a cost from being computed."""
+
+    index: int
+    site: str
+    method: str
+    kind: str
+    value: Optional[str] = None
+    value_prime: Optional[str] = None
+    scale: Optional[str] = None
+    cost: Optional[str] = None
+    spec_cost: Optional[str] = None
+    violation: bool = False
+    note: Optional[str] = None
+
+
+@dataclass
+class ReplayTrace:
+    """The replay of one neighbouring pair with one seed: its noise draws, and the first call where the
+    two runs' sequences of calls (method and site) differ, if any (data-dependent control flow)."""
+
+    x: str
+    x_prime: str
+    seed: int
+    calls: list[ReplayCall]
+    divergence: Optional[dict[str, str]] = None  # {index, method, site, method_prime, site_prime}
+    excess: Optional[str] = None  # the largest cost - spec cost over its draws (a decimal string)
+    totals: Optional[dict[str, list[str]]] = None  # group (L1: Laplace/exponential, L2: Gaussian, squared) -> [code's, spec's largest]
+    total_violation: Optional[str] = None  # the group whose total exceeds the spec's, if any
+
+
+@dataclass
+class ReplayEvidence(Evidence):
+    """``calibrated(spec)`` decided by grey-box replay: the budget (pairs run of the universe's, seeds per
+    pair), how pairs were chosen (``enumeration`` or ``hypothesis``), the spec's noise calls with their
+    derived sensitivities, the trace of the failing (or worst) pair, whether an independent re-run
+    recomputed the violation exactly (``confirmed``), and what kept calls from being compared."""
+
+    search: Optional[str] = None
+    pairs_run: int = 0
+    pairs_in_universe: int = 0
+    seeds: Optional[list[int]] = None
+    spec_calls: Optional[list[dict[str, str]]] = None  # {call, kind, site, scale, delta, spec_cost}
+    spec_totals: Optional[dict[str, str]] = None  # group -> the spec's largest total cost over the universe's pairs
+    trace: Optional[ReplayTrace] = None
+    confirmed: Optional[bool] = None
+    divergences: int = 0
+    problems: Optional[list[str]] = None  # count or kind mismatches, values not fed by a sum (the first 10)
+
+
+@dataclass
 class SensitivityEvidence(Evidence):
     """``sensitivity(query, equals=/at_most=)``: the derived Delta(n) with its derivation steps
     against the claim, or the exact value at the size where they differ."""
@@ -228,7 +282,7 @@ class SampleComplexityEvidence(Evidence):
     verified_n: Optional[list[int]] = None
 
 
-__all__ = ["ConformanceEvidence", "SampledCell", "StatisticalEvidence", "DensityCurves", "Evidence", "FloatEvidence", "FormulaEvidence", "PredictionEvidence", "PrivacyEvidence", "ProbabilityEvidence", "privacy_view",
+__all__ = ["ConformanceEvidence", "ReplayCall", "ReplayEvidence", "ReplayTrace", "SampledCell", "StatisticalEvidence", "DensityCurves", "Evidence", "FloatEvidence", "FormulaEvidence", "PredictionEvidence", "PrivacyEvidence", "ProbabilityEvidence", "privacy_view",
            "SampleComplexityEvidence", "SensitivityEvidence", "SideBound", "WitnessLaws"]
 
 

@@ -25,6 +25,7 @@ from .privacy.discrete import PrivacyCheck
 from .theorems.probability import ProbabilityCheck
 from .theorems.sample_complexity import SampleComplexityCheck
 from ..results import ClaimResult, PointResult, Status
+from .privacy.calibrated import CalibratedCheck
 from .privacy.conforms import ConformsCheck
 from .privacy.same_distribution import SameDistributionCheck
 from .privacy.statistical import StatisticalCheck
@@ -48,7 +49,8 @@ CHECKS: tuple[Check, ...] = (StatisticalCheck(), PrivacyCheck(), ConformsCheck()
                              FormulaCheck(),
                              SensitivityCheck(),
                              ProbabilityCheck(), StabilityCheck(), PrivatePredictionCheck(),
-                             SampleComplexityCheck(), FloatPrivateCheck())
+                             SampleComplexityCheck(), FloatPrivateCheck(),
+                             CalibratedCheck(), CalibratedCheck(black_box=True))
 
 
 def check_point(spec: Spec, claim: Claim, point: Point, ws: Workspace) -> PointResult:

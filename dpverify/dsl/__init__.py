@@ -1,5 +1,6 @@
 """What spec authors import: universes, parameters, primitives, claims and ``spec``."""
 from .claims import Conforms, Private, SameDistribution, conforms, private, same_distribution
+from .claims import Calibrated, calibrated
 from .claims import Identity, Inequality, identity, inequality
 from .claims import Sensitivity, sensitivity
 from .floating import FloatPrivate, float_private
@@ -29,4 +30,5 @@ __all__ = [
     "FloatPrivate", "float_private",
     "Conforms", "Implementation", "conforms", "implementation",
     "BlackBox", "black_box",
+    "Calibrated", "calibrated",
 ]

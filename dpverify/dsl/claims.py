@@ -153,6 +153,55 @@ def conforms(spec_program: Callable[..., Any], *, tolerance: Any = 0, id: Option
                         "use 0 for the exact law, or a small bound such as Fraction(1, 2**50)")
     return Conforms(other=spec_program, tolerance=bound, id=id, expect=expect)
 
+@dataclass(frozen=True)
+class Calibrated(Claim):
+    """Grey-box replay: the implementation's noise is calibrated as the spec program's.
+
+    The implementation runs with a real seeded generator on two neighbouring datasets, same seed
+    (:mod:`dpverify.checks.privacy.calibrated`).  Its noise calls, matched in order with the spec
+    program's, must cost no more than the spec's: for call k, |fed(X) - fed(X')| / scale <=
+    Delta_k / scale_k, where fed is the value the noise is added to (plus its ``loc``) and Delta_k
+    the sensitivity of the spec's k-th centre, derived over the universe.  Randomness is sampled
+    (``seeds`` seeds per pair, at most ``pairs`` pairs): a pass is ``consistent``, never ``verified``.
+    """
+
+    other: Optional[Callable[..., Any]] = None
+    seeds: int = 3
+    pairs: int = 500
+    seed: int = 0
+    kind = "calibrated"
+
+    def describe(self) -> str:
+        return f"noise calibrated as {getattr(self.other, '__name__', 'the spec program')}"
+
+
+@call_help("dp.calibrated(spec_program) or dp.calibrated(spec_program, seeds=3, pairs=500)",
+           spec_program="the spec's mechanism program, with the same parameters",
+           seeds="seeds replayed per neighbouring pair (seed, seed + 1, ...)",
+           pairs="the most neighbouring pairs run: all of them when the universe has no more, else a "
+                 "hypothesis search of that many examples",
+           seed="the first seed")
+def calibrated(spec_program: Callable[..., Any], *, seeds: int = 3, pairs: int = 500, seed: int = 0,
+               id: Optional[str] = None, expect: Optional[str] = None) -> Calibrated:
+    """Claim that the implementation's noise calls are calibrated as ``spec_program``'s: decided by
+    grey-box replay (same seed on neighbouring datasets), ``refuted`` with an exactly re-confirmed
+    witness or ``consistent`` within the budget of ``pairs`` x ``seeds`` replays.
+
+    >>> import dpverify as dp
+    >>> def spec(data, eps):
+    ...     return dp.laplace(sum(data), 1 / eps)
+    >>> dp.calibrated(spec).describe()
+    'noise calibrated as spec'
+    """
+    if not callable(spec_program):
+        raise SpecError(f"calibrated: spec_program={spec_program!r} is not callable",
+                        "pass the spec's mechanism function, e.g. dp.calibrated(laplace_sum)")
+    for what, value, low in (("seeds", seeds, 1), ("pairs", pairs, 1), ("seed", seed, 0)):
+        if isinstance(value, bool) or not isinstance(value, int) or value < low:
+            raise SpecError(f"calibrated: {what}={value!r} is not an integer >= {low}", f"pass {what} as an int")
+    return Calibrated(other=spec_program, seeds=seeds, pairs=pairs, seed=seed, id=id, expect=expect)
+
+
 
 _RELATIONS = (sympy.core.relational.Relational, sympy.And, sympy.Or, sympy.Not)
 

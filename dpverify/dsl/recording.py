@@ -1,0 +1,307 @@
+"""Recording generators for the grey-box replay (``dp.calibrated``): real seeded draws, every call logged.
+
+The replay runs a user's implementation with a REAL generator (``numpy.random.Generator`` on
+``PCG64(seed)``, or ``random.Random(seed)``), so the same seed gives two neighbouring datasets
+identical randomness.  The generators here are subclasses of the real ones (``isinstance``
+checks in user code still pass) whose public methods call the real method and log the call:
+its method, arguments, result and the user's file:line (:func:`.instrumented.user_site`).
+
+A noise method (numpy ``laplace``, ``normal``, ``gumbel``, ``exponential``,
+``standard_normal``, ``standard_exponential``; random's ``gauss``, ``normalvariate``,
+``expovariate``) also logs its law: kind, ``loc`` and scale.  Its scalar result is a
+:class:`NoiseValue`, a float subclass that records the operand of the first ``+`` or ``-`` it
+takes part in (``value + rng.laplace(0, b)``, numpy scalars and arrays included, through
+``__array_ufunc__``) and returns exactly what the real code computes (a plain float, or the
+numpy value numpy gives), so behaviour is unchanged.  The value *fed into* the call is then
+``loc`` plus that operand, with its sign.  Noise drawn with ``size=`` is logged element by
+element with its ``loc`` only: its results are plain arrays.
+
+Only the first ``+``/``-`` counts: ``rng.laplace(0, b) + a + b2`` feeds ``a`` (the later sum
+is on a plain float).  A noise value combined with another noise value, or used twice in
+sums, has no single value fed into it: that is logged (``unclear``), never guessed.
+"""
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass, field
+from fractions import Fraction
+from typing import Any, Callable, Optional
+
+import numpy as np
+import sympy
+
+from .instrumented import user_site
+
+NUMPY_NOISE = {  # method -> (kind, parameter names in order, loc name or None, scale name or None)
+    "laplace": ("laplace", ("loc", "scale", "size"), "loc", "scale"),
+    "normal": ("gaussian", ("loc", "scale", "size"), "loc", "scale"),
+    "gumbel": ("gumbel", ("loc", "scale", "size"), "loc", "scale"),
+    "exponential": ("exponential", ("scale", "size"), None, "scale"),
+    "standard_normal": ("gaussian", ("size", "dtype", "out"), None, None),
+    "standard_exponential": ("exponential", ("size", "dtype", "method", "out"), None, None),
+}
+NUMPY_DEFAULTS = {"loc": 0.0, "scale": 1.0, "size": None}
+RANDOM_NOISE = {
+    "gauss": ("gaussian", ("mu", "sigma"), "mu", "sigma"),
+    "normalvariate": ("gaussian", ("mu", "sigma"), "mu", "sigma"),
+    "expovariate": ("exponential", ("lambd",), None, "lambd"),
+}
+RANDOM_DEFAULTS = {"mu": 0.0, "sigma": 1.0, "lambd": 1.0}
+
+
+@dataclass
+class Fed:
+    """What one noise draw was added to: ``loc`` and the operand of its first ``+``/``-`` (raw values,
+    read exactly later), with the signs of the released value ``sign_operand * operand + sign_loc *
+    (loc + Z)``; ``unclear`` says why no single value was fed (another noise value, two sums...)."""
+
+    loc: Any = 0
+    operand: Any = None
+    sign_operand: int = 1
+    sign_noise: int = 1
+    uses: int = 0
+    unclear: Optional[str] = None
+
+
+@dataclass
+class NoiseDraw:
+    """One draw of noise: its call's index in the trace, its element (``size=`` draws), its law and what
+    it was fed."""
+
+    call: int
+    element: Optional[int]
+    kind: str
+    scale: Any
+    fed: Fed
+    value: float
+
+
+@dataclass
+class Call:
+    """One logged call: method, arguments (repr), result (repr) and the user's file:line."""
+
+    index: int
+    method: str
+    arguments: str
+    result: str
+    file: Optional[str]
+    line: Optional[int]
+
+    @property
+    def site(self) -> str:
+        return f"{self.file}:{self.line}" if self.file else "?"
+
+
+@dataclass
+class Trace:
+    """Every call of one run, in order, and its noise draws."""
+
+    calls: list[Call] = field(default_factory=list)
+    noise: list[NoiseDraw] = field(default_factory=list)
+    output: Any = None
+    error: Optional[str] = None
+
+
+class NoiseValue(float):
+    """A noise draw's scalar result: a float that records the operand of its first ``+`` or ``-``.
+
+    Arithmetic returns what the real code computes (a plain float, or numpy's value for numpy
+    operands); every other numpy function sees a plain float."""
+
+    _fed: Fed
+
+    def __new__(cls, value: float, fed: Fed) -> "NoiseValue":
+        obj = super().__new__(cls, value)
+        obj._fed = fed
+        return obj
+
+    def _note(self, other: Any, sign_operand: int, sign_noise: int) -> None:
+        fed = self._fed
+        fed.uses += 1
+        if isinstance(other, NoiseValue):
+            fed.unclear = "added to another noise value"
+            other._fed.unclear = "added to another noise value"
+        elif fed.uses > 1:
+            fed.unclear = f"used in {fed.uses} sums"
+        elif isinstance(other, np.ndarray):
+            fed.unclear = "added to an array"
+        else:
+            fed.operand, fed.sign_operand, fed.sign_noise = other, sign_operand, sign_noise
+
+    @staticmethod
+    def _plain(value: Any) -> Any:
+        return float(value) if isinstance(value, NoiseValue) else value
+
+    def __add__(self, other: Any) -> Any:
+        self._note(other, 1, 1)
+        return float(self) + self._plain(other)
+
+    def __radd__(self, other: Any) -> Any:
+        self._note(other, 1, 1)
+        return self._plain(other) + float(self)
+
+    def __sub__(self, other: Any) -> Any:
+        self._note(other, -1, 1)
+        return float(self) - self._plain(other)
+
+    def __rsub__(self, other: Any) -> Any:
+        self._note(other, 1, -1)
+        return self._plain(other) - float(self)
+
+    def __array_ufunc__(self, ufunc: Any, method: str, *inputs: Any, **kwargs: Any) -> Any:
+        if method == "__call__" and ufunc in (np.add, np.subtract) and len(inputs) == 2 and not kwargs:
+            first = inputs[0] is self
+            other = inputs[1] if first else inputs[0]
+            minus = ufunc is np.subtract
+            self._note(other, -1 if (minus and first) else 1, -1 if (minus and not first) else 1)
+        plain = tuple(self._plain(i) for i in inputs)
+        return getattr(ufunc, method)(*plain, **kwargs)
+
+    def __reduce__(self) -> Any:
+        return (float, (float(self),))
+
+
+def _bind(names: tuple, defaults: dict, args: tuple, kwargs: dict) -> dict:
+    bound = {name: defaults.get(name) for name in names}
+    bound.update(zip(names, args))
+    bound.update(kwargs)
+    return bound
+
+
+def _for_library(value: Any) -> Any:
+    """An exact number (Fraction, sympy) as the float the library converts it to; others unchanged."""
+    if isinstance(value, Fraction) or (isinstance(value, sympy.Basic) and value.is_number):
+        return float(value)
+    return value
+
+
+class _Recorder:
+    """Logs the calls of the real generator it is mixed into (outermost calls only)."""
+
+    _trace: Trace
+    _depth: int
+    _noise: dict
+    _defaults: dict
+
+    def _record(self, name: str, real: Callable[..., Any], args: tuple, kwargs: dict) -> Any:
+        if self._depth:
+            return real(*args, **kwargs)
+        file, line = user_site()
+        self._depth += 1
+        try:
+            result = real(*(_for_library(a) for a in args), **{k: _for_library(v) for k, v in kwargs.items()})
+        finally:
+            self._depth -= 1
+        trace = self._trace
+        call = Call(len(trace.calls), name, _arguments(args, kwargs), _short(result), file, line)
+        trace.calls.append(call)
+        if name in self._noise:
+            result = self._noise_result(call, name, args, kwargs, result)
+        return result
+
+    def _noise_result(self, call: Call, name: str, args: tuple, kwargs: dict, result: Any) -> Any:
+        kind, names, loc_name, scale_name = self._noise[name]
+        bound = _bind(names, self._defaults, args, kwargs)
+        loc = bound.get(loc_name, 0) if loc_name else 0
+        scale = bound.get(scale_name, 1) if scale_name else 1
+        if name == "expovariate":
+            scale = _Reciprocal(scale)
+        if isinstance(result, (float, np.floating)) and np.ndim(result) == 0:
+            fed = Fed(loc)
+            self._trace.noise.append(NoiseDraw(call.index, None, kind, scale, fed, float(result)))
+            return NoiseValue(float(result), fed)
+        values = np.asarray(result)
+        locs = np.broadcast_to(np.asarray(loc, dtype=object), values.shape).ravel().tolist()
+        scales = np.broadcast_to(np.asarray(scale, dtype=object), values.shape).ravel().tolist()
+        for element, (value, lo, sc) in enumerate(zip(values.ravel().tolist(), locs, scales)):
+            self._trace.noise.append(NoiseDraw(call.index, element, kind, sc, Fed(lo), float(value)))
+        return result
+
+
+@dataclass(frozen=True)
+class _Reciprocal:
+    """random's ``expovariate(lambd)`` has scale 1/lambd: kept as lambd, inverted exactly later."""
+
+    rate: Any
+
+    def __repr__(self) -> str:
+        return f"1/{self.rate!r}"
+
+
+def _cut(text: str, width: int) -> str:
+    return text if len(text) <= width else text[:width - 3] + "..."
+
+
+def _short(value: Any, width: int = 80) -> str:
+    return _cut(repr(value.tolist() if isinstance(value, np.ndarray) else value), width)
+
+
+def _arguments(args: tuple, kwargs: dict) -> str:
+    return _cut(", ".join([repr(a) for a in args] + [f"{k}={v!r}" for k, v in kwargs.items()]), 120)
+
+
+def _wrap(name: str) -> Callable[..., Any]:
+    def method(self: Any, *args: Any, **kwargs: Any) -> Any:
+        real = getattr(super(type(self), self), name)
+        return self._record(name, real, args, kwargs)
+    method.__name__ = name
+    return method
+
+
+_GENERATOR = getattr(np.random.Generator, "__wrapped__", np.random.Generator)
+"""numpy's Generator class itself (the engine's mechanism contract may have put a guarded stand-in in its place)."""
+
+
+class RecordingNumpy(_Recorder, _GENERATOR):
+    """A real ``numpy.random.Generator`` on ``PCG64(seed)`` that logs every call."""
+
+    _noise = NUMPY_NOISE
+    _defaults = NUMPY_DEFAULTS
+
+    def __init__(self, seed: int) -> None:
+        super().__init__(getattr(np.random.PCG64, "__wrapped__", np.random.PCG64)(seed))
+        self._trace, self._depth = Trace(), 0
+
+
+class RecordingRandom(_Recorder, random.Random):
+    """A real ``random.Random(seed)`` that logs every call (its own internal calls are not logged)."""
+
+    _noise = RANDOM_NOISE
+    _defaults = RANDOM_DEFAULTS
+
+    def __init__(self, seed: int) -> None:
+        self._trace, self._depth = Trace(), 0
+        super().__init__(seed)
+
+    def seed(self, *args: Any, **kwargs: Any) -> None:  # called by __init__: not a draw
+        super().seed(*args, **kwargs)
+
+
+for _name in ("random", "integers", "choice", "uniform", "laplace", "exponential", "standard_exponential",
+              "normal", "standard_normal", "gumbel", "geometric", "poisson", "binomial", "permutation",
+              "shuffle", "permuted", "bytes", "logistic", "multinomial", "hypergeometric", "beta", "gamma"):
+    setattr(RecordingNumpy, _name, _wrap(_name))
+for _name in ("random", "uniform", "randrange", "randint", "choice", "choices", "sample", "shuffle",
+              "getrandbits", "gauss", "normalvariate", "expovariate", "betavariate", "gammavariate",
+              "triangular", "binomialvariate", "randbytes"):
+    if hasattr(random.Random, _name):
+        setattr(RecordingRandom, _name, _wrap(_name))
+
+GENERATORS = {"numpy": RecordingNumpy, "random": RecordingRandom}
+
+
+def record(fn: Callable[..., Any], data: tuple, params: dict, library: str, argument: str, seed: int) -> Trace:
+    """Run ``fn(data, **params, <argument>=<recording generator on seed>)`` once and return its trace.
+
+    An exception raised by the code ends the trace: it is kept as ``error`` (the calls made so far
+    stay), for the check to report."""
+    generator = GENERATORS[library](seed)
+    trace = generator._trace
+    try:
+        trace.output = fn(data, **params, **{argument: generator})
+    except Exception as exc:  # the user's code failed: the check reports it with the trace so far
+        trace.error = f"{type(exc).__name__}: {exc}"
+    return trace
+
+
+__all__ = ["Call", "Fed", "NoiseDraw", "NoiseValue", "RecordingNumpy", "RecordingRandom", "Trace", "record"]
