@@ -128,6 +128,8 @@ class SampledCell:
     interval_prime: Optional[list[str]] = None
     spec_probability_prime: Optional[str] = None
     epsilon_lower_bound: Optional[str] = None  # privacy: ln(P(o|X) lower bound / P(o|X') upper bound)
+    outputs: Optional[list[str]] = None  # an event or pooled cell: the outputs it gathers (the first 50)
+    delta_lower_bound: Optional[str] = None  # privacy: P(S|X) lower bound - e^eps P(S|X') upper bound
 
 
 @dataclass
@@ -151,6 +153,22 @@ class StatisticalEvidence(PrivacyEvidence):
     level: Optional[str] = None  # the error probability of each test (error_probability / tests)
     sampled: Optional[list[SampledCell]] = None  # the cells tested in the first run, in test order (the first 100)
     spec_epsilon: Optional[str] = None  # privacy: the spec program's largest loss over the universe (a double)
+    delta_lower_bound: Optional[str] = None  # privacy: the largest lower confidence bound on P(S|X) - e^eps P(S|X')
+    ks: Optional[list[CdfTest]] = None  # continuous outputs: one Kolmogorov-Smirnov test per dataset (and coordinate)
+
+
+@dataclass
+class CdfTest:
+    """A black box's continuous outputs on one dataset (one coordinate of a vector) against the spec's
+    exact CDF: the Kolmogorov-Smirnov statistic sup |F_n - F|, the DKW-Massart threshold at the
+    per-test level, and a plot's worth of points (x, empirical F_n(x), exact F(x)) as decimal strings."""
+
+    dataset: str
+    coordinate: Optional[int]
+    statistic: str
+    threshold: str
+    at: str  # where the statistic is attained
+    curve: list[list[str]]
 
 
 @dataclass

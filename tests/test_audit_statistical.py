@@ -11,6 +11,7 @@ from fractions import Fraction
 import mpmath
 import numpy as np
 import pytest
+from hypothesis import given, settings, strategies as st
 
 import dpverify as dp
 from dpverify.checks.privacy import clopper_pearson as cp
@@ -191,8 +192,8 @@ def test_private_without_a_spec_program_is_an_error_naming_the_fix() -> None:
 
 def test_other_claims_about_a_black_box_are_unknown_never_enumerated() -> None:
     spec = dp.spec(dp.black_box(seeded_rr, samples=100), universe=BIT, grid={eps: [1]},
-                   claims=[dp.same_distribution(rr), dp.private(eps, Fraction(1, 100))])
-    assert [s for _, s in statuses(spec)] == [Status.UNKNOWN, Status.UNKNOWN]
+                   claims=[dp.same_distribution(rr)])
+    assert [s for _, s in statuses(spec)] == [Status.UNKNOWN]
 
 
 # -- the status -------------------------------------------------------------------------------
@@ -299,3 +300,246 @@ def test_unseeded_is_declared_not_guessed() -> None:
         dp.black_box(no_seed)
     with pytest.raises(SpecError, match="leave unseeded out"):
         dp.black_box(seeded_rr, unseeded=True)
+
+
+# -- events chosen from the spec's exact law (no samples spent) --------------------------------
+
+PAIR = dp.universe([0, 1], n=2, neighbours=dp.REPLACE_ONE)
+
+
+def test_events_gather_a_violation_spread_over_many_outputs() -> None:
+    """A spec whose loss is spread over many rare outputs: the chosen event gathers them (the
+    likelihood-ratio prefix), and its score beats every single output's."""
+    from dpverify.checks import Options, Workspace
+    from dpverify.checks.privacy.statistical_events import choose
+
+    def spread(data, eps):  # 20 rare outputs each twice as likely under X = (1, 1) as under (0, 0)
+        rare = {k: Fraction(1, 100) * (1 + sum(data)) / 3 for k in range(20)}
+        return dp.categorical({**rare, -1: 1 - sum(rare.values())})
+
+    spec = dp.spec(spread, universe=PAIR, grid={eps: [Fraction(1, 2)]}, claims=[dp.private(eps)])
+    ws = Workspace(Options())
+    table = ws.discrete_table(spec, spread, spec.points[0], "private")
+    _, left, right = ws.datasets(spec)
+    events = choose(table, left, right, 0.5, 0.0, 20_000, 3)
+    assert len(events[0].keys) == 20 and -1 not in events[0].keys
+    assert all(len(e.keys) == 1 or e.score <= events[0].score for e in events)
+    assert all({e.i, e.j} == {events[0].i, events[0].j} for e in events)  # two datasets sampled, not six
+
+
+def test_a_spread_violation_is_refuted_on_the_event_that_gathers_it() -> None:
+    def spread(data, eps):  # 40 rare outputs each 3 times as likely when data[0] = 1
+        rare = {k: Fraction(1 + 2 * data[0], 1200) for k in range(40)}
+        return dp.categorical({**rare, -1: 1 - sum(rare.values())})
+
+    def spread_code(data, eps, rng):
+        p = (1 + 2 * data[0]) / 1200
+        u = rng.random()
+        return int(u // p) if u < 40 * p else -1
+
+    spec = dp.spec(dp.black_box(spread_code, spec_program=spread, samples=20_000), universe=PAIR,
+                   grid={eps: [Fraction(1, 2)]}, claims=[dp.private(eps)])
+    result, = dp.check(spec)
+    assert result.status is Status.REFUTED, result.message
+    assert "one of 40 outputs" in result.witness.output and len(result.evidence.worst.outputs) == 40
+    # one rare output alone, at its expected counts (50 against 17), stays below the claimed eps
+    level = float(result.evidence.level)
+    assert math.log(cp.lower_bound(20_000, 50, level) / cp.upper_bound(20_000, 17, level)) < 0.5
+
+
+# -- (eps, delta) -------------------------------------------------------------------------------
+
+def leaky_rr(data, eps):
+    """(eps, 1/20)-DP: with probability 1/20 the bit itself, tagged; else randomized response."""
+    return ("leak", data[0]) if dp.bernoulli(Fraction(1, 20)) else ("rr", dp.randomized_response(data[0], eps))
+
+
+def leaky_code(leak):
+    def code(data, eps, rng):
+        if rng.random() < leak:
+            return ("leak", data[0])
+        keep = math.exp(eps) / (1 + math.exp(eps))
+        return ("rr", data[0] if rng.random() < keep else 1 - data[0])
+    code.__name__ = f"leaky_code_{leak}"
+    return code
+
+
+def test_eps_delta_black_box_consistent_and_refuted() -> None:
+    claims = [dp.private(eps, Fraction(1, 20)), dp.conforms(leaky_rr)]
+    good = dp.spec(dp.black_box(leaky_code(0.05), spec_program=leaky_rr, samples=20_000), universe=BIT,
+                   grid=GRID, claims=claims)
+    assert [s for _, s in statuses(good)] == [Status.CONSISTENT] * 4
+    bad = dp.spec(dp.black_box(leaky_code(0.15), spec_program=leaky_rr, samples=20_000), universe=BIT,
+                  grid=GRID, claims=[dp.private(eps, Fraction(1, 20))])
+    results = dp.check(bad)
+    assert [r.status for r in results] == [Status.REFUTED] * 2
+    ev = results[0].evidence
+    assert ev.claimed_delta != "0" and float(ev.delta_lower_bound) > 1 / 20 and ev.confirmed
+    assert "delta" in results[0].message
+    # the same code claimed pure DP: refuted too (its delta is 0.15 > 0)
+    pure = dp.spec(dp.black_box(leaky_code(0.05), spec_program=leaky_rr, samples=20_000), universe=BIT,
+                   grid=GRID, claims=[dp.private(eps)])
+    assert [s for _, s in statuses(pure)] == [Status.REFUTED] * 2
+
+
+# -- infinite discrete support (unclamped geometric) --------------------------------------------
+
+def geo(data, eps):
+    return dp.geometric(sum(data), dp.exp(eps))
+
+
+def two_sided_code(factor):
+    def code(data, eps, rng):
+        p = 1 - math.exp(-factor * eps)
+        return sum(data) + int(rng.geometric(p) - rng.geometric(p))
+    code.__name__ = f"geometric_code_{factor}"
+    return code
+
+
+def test_geometric_black_box_tails_are_cells_never_enumerated() -> None:
+    good = dp.spec(dp.black_box(two_sided_code(1), spec_program=geo, samples=8_000), universe=PAIR,
+                   grid={eps: [Fraction(1, 2)]}, claims=[dp.conforms(geo), dp.private(eps)])
+    results = dp.check(good)
+    assert [r.status for r in results] == [Status.CONSISTENT] * 2, [r.message for r in results]
+    outputs = {c.output for c in results[0].evidence.sampled}
+    assert any(o.startswith("<=") for o in outputs) and any(o.startswith(">=") for o in outputs)
+    bad = dp.spec(dp.black_box(two_sided_code(2), spec_program=geo, samples=8_000), universe=PAIR,
+                  grid={eps: [Fraction(1, 2)]}, claims=[dp.conforms(geo), dp.private(eps)])
+    assert [s for _, s in statuses(bad)] == [Status.REFUTED] * 2
+
+
+def test_rare_outputs_are_pooled_into_exact_cells() -> None:
+    from dpverify.checks.privacy.statistical_cells import cells
+
+    law = {k: mpmath.iv.mpf(w) for k, w in {0: 0.5, 1: 0.3, 2: 0.19, 3: 0.009, 4: 0.001, -1: 0.0}.items()}
+    found = cells(law, 1000)
+    assert [c.keys for c in found] == [(0,), (1,), (2,), (3, 4)]
+    assert float(found[-1].weight.mid) == pytest.approx(0.01)
+    assert found[-1].label.startswith("above: 2 rare outputs")
+
+
+# -- continuous outputs --------------------------------------------------------------------------
+
+def lap(data, eps):
+    return dp.laplace(sum(data), 1 / eps)
+
+
+def np_laplace(data, eps, rng):
+    return float(sum(data) + rng.laplace(0.0, 1 / eps))
+
+
+def np_laplace_sensitivity_2(data, eps, rng):
+    """BROKEN: a query of sensitivity 2 (twice the sum) with the noise of sensitivity 1."""
+    return float(2 * sum(data) + rng.laplace(0.0, 1 / eps))
+
+
+def np_laplace_scale_eps(data, eps, rng):
+    """BROKEN: scale eps instead of 1/eps."""
+    return float(sum(data) + rng.laplace(0.0, eps))
+
+
+def lap_pair(data, eps):
+    return (dp.laplace(sum(data), 1 / eps), dp.laplace(data[0], 1 / eps))
+
+
+def test_dkw_threshold_matches_its_definition() -> None:
+    from dpverify.checks.privacy.statistical_continuous import dkw_threshold
+
+    for n, level in ((100, 0.05), (4_000, 2.5e-10), (10 ** 6, 1e-12)):
+        t = dkw_threshold(n, level)
+        assert 2 * math.exp(-2 * n * t * t) == pytest.approx(level, rel=1e-9)
+    assert dkw_threshold(4_000, 2.5e-10) == pytest.approx(math.sqrt(math.log(8e9) / 8_000))
+
+
+@pytest.mark.parametrize("code, expected", [
+    (np_laplace, [Status.CONSISTENT] * 2),
+    (np_laplace_sensitivity_2, [Status.REFUTED] * 2),
+    (np_laplace_scale_eps, [Status.REFUTED] * 2)])
+def test_continuous_black_box_against_the_exact_cdf(code, expected) -> None:
+    spec = dp.spec(dp.black_box(code, spec_program=lap, samples=4_000), universe=PAIR,
+                   grid={eps: [Fraction(1, 2)]}, claims=[dp.conforms(lap), dp.private(eps)])
+    results = dp.check(spec)
+    assert [r.status for r in results] == expected, [r.message for r in results]
+    ks = results[0].evidence.ks
+    assert ks and all(len(t.curve) > 10 for t in ks)
+    if expected[0] is Status.CONSISTENT:
+        assert all(float(t.statistic) <= float(t.threshold) for t in ks)
+        assert "DKW-Massart" in results[0].message
+    else:
+        assert results[1].witness.output.startswith("v ")  # a half-line event
+
+
+def test_ks_statistic_is_the_direct_computation() -> None:
+    """The audit's sup |F_n - F| equals a direct computation from the Laplace CDF in mpmath."""
+    spec = dp.spec(dp.black_box(np_laplace, spec_program=lap, samples=500), universe=PAIR,
+                   grid={eps: [Fraction(1, 2)]}, claims=[dp.conforms(lap)])
+    result, = dp.check(spec)
+    rng = np.random.default_rng([0, 0, 0, __import__("zlib").crc32(repr([("eps", "1/2")]).encode())])
+    xs = sorted(np_laplace((0, 0), 0.5, rng) for _ in range(500))
+
+    def cdf(x):
+        x = mpmath.mpf(x)
+        return mpmath.exp(x / 2) / 2 if x < 0 else 1 - mpmath.exp(-x / 2) / 2
+
+    direct = max(max(mpmath.mpf(r) / 500 - cdf(x), cdf(x) - mpmath.mpf(r - 1) / 500) for r, x in enumerate(xs, 1))
+    assert float(result.evidence.ks[0].statistic) == pytest.approx(float(direct), abs=1e-12)
+
+
+def test_vector_outputs_are_tested_per_coordinate_marginal() -> None:
+    def pair_code(data, eps, rng):
+        return (float(sum(data) + rng.laplace(0.0, 1 / eps)), float(data[0] + rng.laplace(0.0, 1 / eps)))
+
+    def pair_code_wrong(data, eps, rng):
+        return (float(sum(data) + rng.laplace(0.0, 1 / eps)), float(data[1] + rng.laplace(0.0, 1 / eps)))
+
+    good = dp.spec(dp.black_box(pair_code, spec_program=lap_pair, samples=4_000), universe=PAIR,
+                   grid={eps: [Fraction(1, 2)]}, claims=[dp.conforms(lap_pair)])
+    result, = dp.check(good)
+    assert result.status is Status.CONSISTENT and "marginal" in result.message
+    assert {t.coordinate for t in result.evidence.ks} == {0, 1}
+    bad = dp.spec(dp.black_box(pair_code_wrong, spec_program=lap_pair, samples=4_000), universe=PAIR,
+                  grid={eps: [Fraction(1, 2)]}, claims=[dp.conforms(lap_pair)])
+    assert [s for _, s in statuses(bad)] == [Status.REFUTED]
+
+
+def test_continuous_audit_is_reproducible() -> None:
+    def run(seed):
+        spec = dp.spec(dp.black_box(np_laplace, spec_program=lap, samples=1_000, seed=seed), universe=PAIR,
+                       grid={eps: [1]}, claims=[dp.conforms(lap), dp.private(eps)])
+        return [(r.status, r.message, r.evidence.figures()) for r in dp.check(spec)]
+
+    assert run(3) == run(3)
+    assert run(3)[0][1] != run(4)[0][1]
+
+
+# -- a property: exact laws sampled are consistent, planted shifts refuted ----------------------
+
+@settings(max_examples=12, deadline=None)
+@given(st.lists(st.integers(1, 20), min_size=2, max_size=5), st.integers(0, 10 ** 6))
+def test_sampled_exact_laws_are_consistent_and_planted_shifts_refuted(weights, seed) -> None:
+    total = sum(weights)
+    law = {k: Fraction(w, total) for k, w in enumerate(weights)}
+    outputs, probs = list(law), [float(p) for p in law.values()]
+
+    def program(data, eps):
+        return dp.categorical(law)
+
+    def exact(data, eps, rng):
+        return int(rng.choice(outputs, p=probs))
+
+    shift = 0.1  # planted: mass 0.1 moved from the likeliest output to the next one
+    top = max(range(len(probs)), key=lambda k: probs[k])
+    moved = list(probs)
+    moved[top] -= min(shift, probs[top])
+    moved[(top + 1) % len(probs)] += min(shift, probs[top])
+
+    def shifted(data, eps, rng):
+        return int(rng.choice(outputs, p=moved))
+
+    one = dp.universe([0], n=1, neighbours=dp.REPLACE_ONE)
+    good = dp.spec(dp.black_box(exact, samples=2_000, seed=seed), universe=one, grid={eps: [1]},
+                   claims=[dp.conforms(program)])
+    assert [s for _, s in statuses(good)] == [Status.CONSISTENT]
+    bad = dp.spec(dp.black_box(shifted, samples=20_000, seed=seed), universe=one, grid={eps: [1]},
+                  claims=[dp.conforms(program)])
+    assert [s for _, s in statuses(bad)] == [Status.REFUTED]
