@@ -309,3 +309,43 @@ def privacy_view(evidence: Evidence) -> PrivacyEvidence:
     :class:`PrivacyEvidence` (every level None) for other kinds, errors and unknowns -- for tables
     and documents that show claimed and achieved epsilon in one column for every claim."""
     return evidence if isinstance(evidence, PrivacyEvidence) else PrivacyEvidence()
+
+
+@dataclass
+class PairValue:
+    """One ordered neighbouring pair's Rényi divergence (decimal string, or "inf")."""
+
+    x: str
+    x_prime: str
+    value: str
+
+
+@dataclass
+class DivergenceCurve:
+    """D_alpha(X || X') of one pair against the order alpha (floats, for the plot only)."""
+
+    x: str
+    x_prime: str
+    alpha: list[float]
+    divergence: list[Optional[float]]  # None where it is infinite
+
+
+@dataclass
+class DivergenceEvidence(Evidence):
+    """``renyi(alpha, eps)`` and ``zcdp(rho)``: the claimed and achieved values (D_alpha at the claim's
+    order; for zCDP the largest D_alpha / alpha found, at the order ``alpha``), the pair attaining it,
+    tightness (achieved / claimed), the largest pairs' values and the witness pair's curve."""
+
+    kind: str = "renyi"
+    claimed: Optional[str] = None
+    achieved: Optional[str] = None
+    lower_bound: bool = False  # achieved is a certified lower bound of the supremum, not the supremum
+    alpha: Optional[str] = None
+    pair: Optional[list[str]] = None  # [repr(X), repr(X')]
+    tightness: Optional[str] = None
+    pairs: Optional[int] = None  # distinct ordered pairs of laws
+    per_pair: Optional[list[PairValue]] = None  # the largest first (at most 20)
+    curve: Optional[DivergenceCurve] = None
+
+
+__all__ += ["DivergenceCurve", "DivergenceEvidence", "PairValue"]

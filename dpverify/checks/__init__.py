@@ -18,6 +18,8 @@ from ..dsl.claims import Claim
 from ..dsl.params import Point, point_label
 from ..dsl.spec import Spec
 from ..errors import SpecError
+from .divergence.renyi import RenyiCheck
+from .divergence.zcdp import ZcdpCheck
 from .floating.check import FloatPrivateCheck
 from .formulas.check import FormulaCheck
 from .theorems.prediction import PrivatePredictionCheck, StabilityCheck
@@ -50,7 +52,8 @@ CHECKS: tuple[Check, ...] = (StatisticalCheck(), PrivacyCheck(), ConformsCheck()
                              SensitivityCheck(),
                              ProbabilityCheck(), StabilityCheck(), PrivatePredictionCheck(),
                              SampleComplexityCheck(), FloatPrivateCheck(),
-                             CalibratedCheck(), CalibratedCheck(black_box=True))
+                             CalibratedCheck(), CalibratedCheck(black_box=True),
+                             RenyiCheck(), ZcdpCheck())
 
 
 def check_point(spec: Spec, claim: Claim, point: Point, ws: Workspace) -> PointResult:

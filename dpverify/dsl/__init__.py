@@ -3,6 +3,7 @@ from .claims import Conforms, Private, SameDistribution, conforms, private, same
 from .claims import Calibrated, calibrated
 from .claims import Identity, Inequality, identity, inequality
 from .claims import Sensitivity, sensitivity
+from .claims import Renyi, Zcdp, renyi, zcdp
 from .floating import FloatPrivate, float_private
 from .implementation import Implementation, implementation
 from .black_box import BlackBox, black_box
@@ -31,4 +32,5 @@ __all__ = [
     "Conforms", "Implementation", "conforms", "implementation",
     "BlackBox", "black_box",
     "Calibrated", "calibrated",
+    "Renyi", "Zcdp", "renyi", "zcdp",
 ]

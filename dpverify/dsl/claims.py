@@ -202,6 +202,69 @@ def calibrated(spec_program: Callable[..., Any], *, seeds: int = 3, pairs: int =
     return Calibrated(other=spec_program, seeds=seeds, pairs=pairs, seed=seed, id=id, expect=expect)
 
 
+@dataclass(frozen=True)
+class Renyi(Claim):
+    """(alpha, epsilon)-Rényi DP (Mironov 2017): for every ordered pair of neighbouring datasets,
+    D_alpha(M(X) || M(X')) = 1/(alpha - 1) ln sum_o P(o|X)^alpha P(o|X')^(1 - alpha) <= epsilon
+    (an integral of densities for released values).  alpha > 1 is exact (a number or an expression
+    in the parameters); alpha = oo is pure DP, claimed with :func:`private`."""
+
+    alpha: sympy.Expr = sympy.Integer(2)
+    epsilon: sympy.Expr = sympy.Integer(0)
+    kind = "renyi"
+
+    def describe(self) -> str:
+        return f"({self.alpha}, {self.epsilon})-RDP"
+
+
+@call_help("dp.renyi(2, eps**2) or dp.renyi(alpha, alpha * rho)",
+           alpha="the Rényi order, an exact number > 1 or an expression, e.g. 2 or Rational(3, 2)",
+           epsilon="the claimed bound on D_alpha, e.g. eps or 2*eps")
+def renyi(alpha: Any, epsilon: Any, *, id: Optional[str] = None, expect: Optional[str] = None) -> Renyi:
+    """Claim (alpha, epsilon)-Rényi DP: D_alpha(M(X) || M(X')) <= epsilon for all ordered neighbours.
+
+    >>> import dpverify as dp
+    >>> dp.renyi(2, 1).describe()
+    '(2, 1)-RDP'
+    """
+    if alpha is sympy.oo or alpha == float("inf"):
+        raise SpecError("renyi: alpha=oo is Rényi DP of infinite order, which is pure DP",
+                        "claim it as dp.private(eps)")
+    order = _expression(alpha, "alpha", "renyi")
+    eps = _expression(epsilon, "epsilon", "renyi")
+    if order.is_number and not (order > 1) is sympy.true:
+        raise SpecError(f"renyi: alpha={alpha!r} must be > 1",
+                        "use an order above 1, e.g. 2 or Rational(3, 2) (order 1 is the KL divergence)")
+    if eps.is_number and not eps.is_nonnegative:
+        raise SpecError(f"renyi: epsilon={epsilon!r} must be >= 0", "use a non-negative epsilon")
+    return Renyi(alpha=order, epsilon=eps, id=id, expect=expect)
+
+
+@dataclass(frozen=True)
+class Zcdp(Claim):
+    """rho-zero-concentrated DP (Bun and Steinke 2016): for every ordered pair of neighbouring
+    datasets and every order alpha > 1, D_alpha(M(X) || M(X')) <= rho * alpha."""
+
+    rho: sympy.Expr = sympy.Integer(0)
+    kind = "zcdp"
+
+    def describe(self) -> str:
+        return f"{self.rho}-zCDP"
+
+
+@call_help("dp.zcdp(rho) or dp.zcdp(eps**2 / 2)", rho="the claimed rho, e.g. rho or eps**2/2")
+def zcdp(rho: Any, *, id: Optional[str] = None, expect: Optional[str] = None) -> Zcdp:
+    """Claim rho-zCDP: D_alpha(M(X) || M(X')) <= rho * alpha for every alpha > 1 and all ordered neighbours.
+
+    >>> import dpverify as dp
+    >>> dp.zcdp(1).describe()
+    '1-zCDP'
+    """
+    value = _expression(rho, "rho", "zcdp")
+    if value.is_number and not value.is_nonnegative:
+        raise SpecError(f"zcdp: rho={rho!r} must be >= 0", "use a non-negative rho, e.g. eps**2/2")
+    return Zcdp(rho=value, id=id, expect=expect)
+
 
 _RELATIONS = (sympy.core.relational.Relational, sympy.And, sympy.Or, sympy.Not)
 
