@@ -126,11 +126,12 @@ def _argument(names: list[str], rng_argument: Optional[str], seed_argument: Opti
 
 @call_help("dp.black_box(my_function, spec_program=my_spec, samples=20_000, seed=0)",
            fn="the code: a function (data, <parameters>, rng) drawing from rng, or (data, ..., seed)",
-           spec_program="the spec's program whose exact law picks the pair and output a private(eps) claim tests",
+           spec_program="the spec's program whose exact law picks the pair and events a private(...) claim tests",
            samples="runs per dataset (and again for the confirming re-run): the audit's budget",
            seed="the seed of every stream: same seed, same verdict and numbers",
            error="the overall error probability of a refutation, e.g. Fraction(1, 10**9)",
-           cells="how many of the spec's highest-loss (pair, output) cells a private(eps) claim tests",
+           cells="how many events (outputs, sets of outputs, half-lines) a private(...) claim tests, chosen "
+                 "from the spec's exact law by their power at the sample count",
            unseeded="True for code that cannot be seeded (its numbers are then not reproducible)")
 def black_box(fn: Callable[..., Any], *, spec_program: Optional[Callable[..., Any]] = None,
               samples: int = SAMPLES, seed: int = 0, error: Any = ERROR, cells: int = 3,
@@ -140,8 +141,11 @@ def black_box(fn: Callable[..., Any], *, spec_program: Optional[Callable[..., An
 
     ``samples`` runs per dataset of the universe (the budget is a count, not a clock); a
     refutation is stated at overall error probability ``error`` (Bonferroni over every test the
-    claim makes) and confirmed by a re-run with fresh seeds.  ``private(eps)`` claims test the
-    ``cells`` highest-loss cells of ``spec_program``'s exact law, so it must be given for them.
+    claim makes) and confirmed by a re-run with fresh seeds.  ``private(eps)`` and ``private(eps, delta)``
+    claims test ``cells`` events (single outputs, sets of outputs ordered by likelihood ratio, for
+    real outputs half-lines) chosen from ``spec_program``'s exact law by their power at ``samples``,
+    so it must be given for them.  Outputs may be discrete (finite, or unbounded integers as from
+    ``dp.geometric``) or real numbers and tuples of them (tested against the spec's exact CDF).
 
     >>> import dpverify as dp
     >>> def coin(data, eps, rng):
