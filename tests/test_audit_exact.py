@@ -16,6 +16,7 @@ from dpverify.dsl.generators import choice_law
 from dpverify.dsl.instrumented import GRID, grid_count
 from dpverify.engine.backend import SympyBackend
 from dpverify.engine.reading import distribution
+from dpverify.errors import CannotFollow
 
 eps = dp.symbol("eps", positive=True)
 BIT = dp.universe([0, 1], n=1, neighbours=dp.REPLACE_ONE)
@@ -184,7 +185,8 @@ def test_arithmetic_that_cannot_be_followed_is_refused_at_its_line():
     err = refused(inverse_cdf_laplace)
     assert err.file == HERE and err.line == line_of(inverse_cdf_laplace, "math.log(u)")
     assert "cannot follow arithmetic on a uniform draw" in err.problem
-    assert "cannot be decided exactly" in err.problem and "later work" in err.fix
+    assert "cannot be decided exactly" in err.problem and "fallback=True" in err.fix
+    assert isinstance(err, CannotFollow)  # a limit of the exact audit: its claims fall back to sampling
 
     def product(data, eps, rng):
         return rng.random() * rng.random() < 0.25
@@ -210,7 +212,8 @@ def test_a_draw_never_shows_a_stand_in_to_the_program(use, what):
 
 
 def gumbel_em(data, eps, rng):
-    """The exponential mechanism by the Gumbel-max trick: refused (not followed exactly)."""
+    """The exponential mechanism by the Gumbel-max trick: refused by the exact audit (its claims fall back
+    to the statistical audit: tests/test_audit_fallback.py)."""
     scores = [sum(1 for x in data if x == y) for y in (0, 1)]
     return int(np.argmax([eps * s / 2 + rng.gumbel() for s in scores]))
 
@@ -225,7 +228,9 @@ def test_unsupported_methods_are_refused_by_name():
         rng.shuffle(items)
         return tuple(items)
     assert "random.Random.shuffle()" in refused(shuffled, rng="random").problem
-    spec = dp.spec(dp.implementation(gumbel_em), universe=BIT, grid={eps: [1]}, claims=[dp.private(eps)])
+    assert all(isinstance(refused(f, rng=r), CannotFollow) for f, r in ((gumbel_em, "numpy"), (shuffled, "random")))
+    spec = dp.spec(dp.implementation(gumbel_em, fallback=False), universe=BIT, grid={eps: [1]},
+                   claims=[dp.private(eps)])
     [result] = dp.check(spec)
     assert result.status.value == "error" and "gumbel" in result.message
 

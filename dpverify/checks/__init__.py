@@ -3,8 +3,9 @@ returns a :class:`~dpverify.results.PointResult`; a claim no check
 supports comes back ``unknown`` naming what could not be handled -- never a
 silent pass.  A spec whose mechanism is a ``dp.black_box`` (code that can only be sampled) is
 decided by the checks marked ``black_box = True`` only, every other spec by the others: the
-engine never enumerates a black box.  Adding a kind of claim means adding one module here and one line
-to :data:`CHECKS`.
+engine never enumerates a black box.  A claim about a ``dp.implementation`` whose code the exact
+audit cannot follow is decided by the statistical audit instead (:mod:`.privacy.fallback`).  Adding a
+kind of claim means adding one module here and one line to :data:`CHECKS`.
 """
 from __future__ import annotations
 
@@ -30,6 +31,7 @@ from ..results import ClaimResult, PointResult, Status
 from .privacy.calibrated import CalibratedCheck
 from .privacy.conforms import ConformsCheck
 from .privacy.same_distribution import SameDistributionCheck
+from .privacy.fallback import decide
 from .privacy.statistical import StatisticalCheck
 from .sensitivity.check import SensitivityCheck
 from .workspace import Workspace
@@ -68,7 +70,7 @@ def check_point(spec: Spec, claim: Claim, point: Point, ws: Workspace) -> PointR
                                 if sampled else ""))
     else:
         try:
-            result = check.run(spec, claim, point, ws)
+            result = decide(check, spec, claim, point, ws)  # a dp.implementation falls back to sampling
         except SpecError as err:
             result = PointResult(point_label(point), Status.ERROR, str(err))
         except Exception as exc:  # a bug of ours: report it as an error result, never a traceback

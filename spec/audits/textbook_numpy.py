@@ -25,9 +25,14 @@ Findings (exact, reproducible; the witnesses are in ``dpverify check --json``):
 
 The broken variants carry ``expect="refuted"``: randomized response with 2*eps,
 the exponential mechanism without its factor 2, report noisy max with the wrong scale and
-the one releasing the noisy maximum value.  The exponential mechanism by the Gumbel trick
-(``rng.gumbel``) cannot be decided exactly and is refused with its file and line: it lives
-in tests/test_audit_exact.py, since a spec file cannot expect a refusal.
+the one releasing the noisy maximum value.
+
+The exponential mechanism by the Gumbel trick (``rng.gumbel``) cannot be decided exactly: the
+exact audit refuses ``rng.gumbel()`` with its file and line, and its claims fall back to the
+statistical audit (the same code run with a real seeded ``numpy.random.Generator``, 5,000 samples
+per dataset; its verdicts are ``consistent`` or ``refuted`` at error probability 1e-9, never
+``verified``).  The textbook version is consistent with the spec's exact law and with eps-DP; the
+one with Gumbel noise of scale 1/2 (an exponential mechanism at 2*eps) is refuted on both counts.
 """
 import math
 from fractions import Fraction
@@ -203,6 +208,36 @@ exponential_mechanism_no_half = dp.spec(
     dp.implementation(em_no_half), universe=RECORDS, grid=EM_GRID,
     claims=[dp.private(eps, expect="refuted"), dp.conforms(em, tolerance=ROUNDING, expect="refuted")],
     doc="The exponential mechanism without the factor 2: 2*eps-DP, claimed eps.")
+
+
+# -- the exponential mechanism by the Gumbel trick: decided by the statistical audit ------------
+
+GUMBEL_SAMPLES = 5_000
+"""Runs per dataset of the fallback's statistical audit: enough to refute scale 1/2 at eps = 2."""
+
+
+def em_gumbel(data, eps, rng):
+    """Textbook: the argmax of eps * score / 2 plus standard Gumbel noise (exactly the spec's law in reals)."""
+    scores = [sum(1 for x in data if x == y) for y in CANDIDATES]
+    return CANDIDATES[int(np.argmax([eps * s / 2 + rng.gumbel() for s in scores]))]
+
+
+def em_gumbel_half_scale(data, eps, rng):
+    """BROKEN: Gumbel noise of scale 1/2, i.e. the exponential mechanism at 2*eps."""
+    scores = [sum(1 for x in data if x == y) for y in CANDIDATES]
+    return CANDIDATES[int(np.argmax([eps * s / 2 + rng.gumbel(scale=0.5) for s in scores]))]
+
+
+exponential_mechanism_gumbel = dp.spec(
+    dp.implementation(em_gumbel, samples=GUMBEL_SAMPLES), universe=RECORDS, grid=EM_GRID,
+    claims=[dp.conforms(em), dp.private(eps)],
+    doc="The exponential mechanism by the Gumbel-max trick: rng.gumbel() is beyond the exact audit, so both "
+        "claims fall back to sampling: consistent with the spec's exact law and with eps-DP.")
+
+exponential_mechanism_gumbel_half_scale = dp.spec(
+    dp.implementation(em_gumbel_half_scale, samples=GUMBEL_SAMPLES), universe=RECORDS, grid={eps: [2]},
+    claims=[dp.conforms(em, expect="refuted"), dp.private(eps, expect="refuted")],
+    doc="The Gumbel trick with noise of scale 1/2 (a 2*eps mechanism): refuted by the statistical audit.")
 
 
 # -- the noisy histogram ---------------------------------------------------------------------
