@@ -19,7 +19,7 @@ from typing import Any
 from . import engine as _engine  # noqa: F401  (installs the engine behind the DSL's port)
 from .dsl import *  # noqa: F401,F403  (the DSL is the public surface)
 from .dsl import __all__ as _dsl_all
-from .errors import DpverifyError, EnumerationTooLarge, SpecError
+from .errors import CannotFollow, DpverifyError, EnumerationTooLarge, SpecError
 from .version import __version__
 
 
@@ -45,4 +45,4 @@ def __getattr__(name: str) -> Any:
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}", name=name, obj=sys.modules[__name__])
 
 
-__all__ = [*_dsl_all, "DpverifyError", "EnumerationTooLarge", "SpecError", "__version__", "check"]
+__all__ = [*_dsl_all, "CannotFollow", "DpverifyError", "EnumerationTooLarge", "SpecError", "__version__", "check"]
