@@ -46,6 +46,7 @@ from ...engine.reading import keywords
 from ...engine.work import params
 from ...errors import SpecError
 from ...evidence import ReplayCall, ReplayEvidence, ReplayTrace
+from ...replay import relative
 from ...results import PointResult, Status, Witness
 from ..workspace import Workspace
 
@@ -174,7 +175,7 @@ class Replay:
         worst: Optional[Outcome] = None
         for x, x_prime in pairs:
             found = self._pair(x, x_prime)
-            if found is not None and (worst is None or exact_sign(found.excess - worst.excess) == 1):
+            if found is not None and (worst is None or _greater(found.excess, worst.excess)):
                 worst = found
         return worst
 
@@ -188,8 +189,7 @@ class Replay:
             for problem in outcome.problems:
                 if problem not in self.problems and len(self.problems) < MAX_PROBLEMS:
                     self.problems.append(problem)
-            if outcome.excess is not None and (self.worst is None or self.worst.excess is None
-                                               or exact_sign(outcome.excess - self.worst.excess) == 1):
+            if outcome.excess is not None and (self.worst is None or _greater(outcome.excess, self.worst.excess)):
                 self.worst = outcome
             if outcome.violated:
                 return outcome
@@ -265,7 +265,7 @@ class Replay:
             excess = value - self.spec_totals.get(group, 0)
             if exact_sign(excess) == 1 and outcome.total_violation is None:
                 outcome.total_violation = outcome.trace.total_violation = group
-                if outcome.excess is None or exact_sign(excess - outcome.excess) == 1:
+                if _greater(excess, outcome.excess):
                     outcome.excess = excess
 
     def _row(self, k: int, draw: Optional[NoiseDraw], draw_prime: Optional[NoiseDraw], trace: Trace,
@@ -273,13 +273,15 @@ class Replay:
         some = draw or draw_prime
         assert some is not None
         call = trace.calls[some.call]
-        row = ReplayCall(k + 1, call.site, call.method, some.kind)
+        row = ReplayCall(k + 1, _at(call.file, call.line), call.method, some.kind)
         fed = _fed(draw) if draw is not None else (None, "no such call on X")
         fed_prime = _fed(draw_prime) if draw_prime is not None else (None, "no such call on X'")
         row.value = _show(fed[0]) if fed[0] is not None else None
         row.value_prime = _show(fed_prime[0]) if fed_prime[0] is not None else None
         scales = [_scale(d) for d in (draw, draw_prime) if d is not None]
-        row.scale = " / ".join(sorted({_show(s) for s in scales})) if None not in scales else None
+        shown = [_show(s) for s in scales]
+        row.scale = (None if None in scales else shown[0] if len(set(shown)) == 1
+                     else f"{shown[0]} on X, {shown[1]} on X'")
         spec = self.calls[k] if k < len(self.calls) else None
         if spec is not None:
             row.spec_cost = _show(self.spec_costs[k])
@@ -294,14 +296,17 @@ class Replay:
             row.note = why
             outcome.problems.append(f"noise call #{k + 1} at {row.site}: {why}")
             return row
-        scale = max(scales, key=lambda s: sympy.sympify(s))  # a data-dependent scale: the smaller cost
-        if len(scales) == 2 and scales[0] != scales[1]:
-            row.note = "the scale differs between X and X' (the larger is used)"
-        cost = abs(sympy.sympify(fed[0]) - sympy.sympify(fed_prime[0])) / sympy.sympify(scale)
+        if len(scales) == 2 and exact_sign(sympy.sympify(scales[0]) - sympy.sympify(scales[1])) != 0:
+            row.cost, row.violation = "inf", True
+            row.note = (f"the scale depends on the data ({row.scale}), where the spec's is the same on every dataset: "
+                        f"two {some.kind} laws of different scales have an unbounded density ratio")
+            outcome.excess = sympy.oo
+            return row
+        cost = abs(sympy.sympify(fed[0]) - sympy.sympify(fed_prime[0])) / sympy.sympify(scales[0])
         row.cost = _show(cost)
         outcome.costs.append((some.kind, cost))
         excess = cost - self.spec_costs[k]
-        if outcome.excess is None or exact_sign(excess - outcome.excess) == 1:
+        if _greater(excess, outcome.excess):
             outcome.excess = excess
         row.violation = exact_sign(excess) == 1
         return row
@@ -371,6 +376,15 @@ class Replay:
         return result
 
 
+def _greater(a: Any, b: Optional[Any]) -> bool:
+    """a > b exactly (b None counts as below everything; sympy's oo is above every number)."""
+    if b is None:
+        return True
+    if a == sympy.oo or b == sympy.oo:
+        return a == sympy.oo and b != sympy.oo
+    return exact_sign(sympy.sympify(a) - sympy.sympify(b)) == 1
+
+
 def _where(trace: Optional[ReplayTrace]) -> str:
     if trace is None or trace.divergence is None:
         return "?"
@@ -387,8 +401,9 @@ def _divergence(trace: Trace, trace_prime: Trace) -> Optional[dict[str, str]]:
         key = (a.method, a.file, a.line) if a else None
         key_prime = (b.method, b.file, b.line) if b else None
         if key != key_prime:
-            return {"index": str(i + 1), "method": a.method if a else "(no call)", "site": a.site if a else "–",
-                    "method_prime": b.method if b else "(no call)", "site_prime": b.site if b else "–"}
+            return {"index": str(i + 1), "method": a.method if a else "(no call)",
+                    "site": _at(a.file, a.line) if a else "–",
+                    "method_prime": b.method if b else "(no call)", "site_prime": _at(b.file, b.line) if b else "–"}
     return None
 
 
@@ -436,6 +451,8 @@ def _scale(draw: Optional[NoiseDraw]) -> Optional[Any]:
 
 def _show(value: Any) -> str:
     """An exact number for people: an integer, a double's shortest repr when it is one exactly, else p/q."""
+    if value == sympy.oo:
+        return "inf"
     if isinstance(value, sympy.Rational):
         value = Fraction(int(value.p), int(value.q))
     if isinstance(value, Fraction):
@@ -446,7 +463,12 @@ def _show(value: Any) -> str:
 
 
 def _site(site: Optional[tuple]) -> str:
-    return f"{site[0]}:{site[1]}" if site and site[0] else "?"
+    return _at(site[0], site[1]) if site else "?"
+
+
+def _at(file: Optional[str], line: Optional[int]) -> str:
+    """file:line, the path relative to the working directory when inside it (as messages show paths)."""
+    return f"{relative(file)}:{line}" if file else "?"
 
 
 @contextlib.contextmanager
