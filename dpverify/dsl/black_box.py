@@ -34,7 +34,7 @@ import numpy as np
 import sympy
 
 from ..errors import SpecError, call_help
-from .implementation import AuditedCode, plain
+from .audited import REAL_GENERATORS, AuditedCode, plain
 
 SAMPLES = 20_000
 ERROR = Fraction(1, 10 ** 9)
@@ -59,11 +59,13 @@ class BlackBox(AuditedCode):
         parameter values): each grid point samples afresh."""
         point = zlib.crc32(repr(sorted((k, str(v)) for k, v in params.items())).encode())
         stream = np.random.default_rng([self.seed, run, index, point])
+        # kind "rng": the stream itself; a dp.implementation's kind (its fallback): the real generator it stands for
+        generator = REAL_GENERATORS[self.kind](stream) if self.kind in REAL_GENERATORS else stream
         values = {name: deployed(value) for name, value in params.items()}
         counts: Counter = Counter()
         for _ in range(self.samples):
             source = {} if self.kind == "unseeded" else {
-                self.argument: stream if self.kind == "rng" else int(stream.integers(2 ** 63))}
+                self.argument: int(stream.integers(2 ** 63)) if self.kind == "seed" else generator}
             try:
                 output = plain(self.fn(data, **values, **source))
                 counts[output] += 1
