@@ -7,10 +7,10 @@ from decimal import Context as Decimals
 from decimal import Decimal, InvalidOperation
 from typing import Optional
 
-from ..evidence import PredictionEvidence, PrivacyEvidence, privacy_view
+from ..evidence import DivergenceEvidence, PredictionEvidence, PrivacyEvidence, privacy_view
 from ..results import ClaimResult, PointResult
 from ..dsl.claims import Claim
-from . import plots
+from . import plots, plots_divergence
 from .blocks import Block, Code, Figure, Heading, Table
 from .section_parts import (MAX_ROWS, Context, boxed, compare, params, point_messages, section, short, source_of,
                             to_float, witness_box, witness_items)
@@ -153,3 +153,43 @@ def same_distribution(claim: ClaimResult, decl: Optional[Claim], ctx: Context) -
                                               "P(o) under the other program"))
             out.append(witness_box(p, ctx, (items[0], *items[2:])))
     return out + point_messages(claim, ctx)
+
+
+# ----- Rényi DP and zCDP -----------------------------------------------------------------------
+
+@section("renyi", "zcdp")
+def divergence(claim: ClaimResult, decl: Optional[Claim], ctx: Context) -> list[Block]:
+    """Claimed vs achieved divergence per point, the worst pair's D_α curve, the largest pairs, witnesses."""
+    points = [(p, p.evidence) for p in claim.points if isinstance(p.evidence, DivergenceEvidence)]
+    if not points:
+        return point_messages(claim, ctx)
+    zcdp = claim.kind == "zcdp"
+    rows = tuple((params(p), p.status.value, short(e.claimed), (">= " if e.lower_bound else "") + short(e.achieved),
+                  short(e.alpha) if e.alpha and e.alpha != "1+" else (e.alpha or "–"), e.tightness or "–",
+                  " → ".join(e.pair or []) or "–") for p, e in points)
+    out: list[Block] = [Table(("parameters", "status", "claimed ρ" if zcdp else "claimed ε",
+                               "achieved sup D_α/α" if zcdp else "achieved D_α", "order α", "achieved / claimed",
+                               "worst pair"), rows, (2, 3, 5),
+                              "Claimed and achieved values at each grid point (40 digits in report.json): the exact "
+                              "Rényi divergence of every ordered neighbouring pair"
+                              + (", its supremum over orders certified (the largest value found is shown, at its "
+                                 "order; α = 1+ is the limit at 1, the KL divergence)." if zcdp else "."))]
+    panels = [(params(p), e.curve, to_float(e.claimed), to_float(e.alpha) if not zcdp else None, claim.kind,
+               p.status.value) for p, e in points if e.curve is not None]
+    if panels:
+        name = ctx.name(claim.claim_id, "renyi")
+        out.append(Figure(plots_divergence.renyi_curves(panels, name),
+                          "D_α of the worst neighbouring pair against the order α"
+                          + (", with the claimed ρα (dashed)." if zcdp else ", with the claimed ε at the claim's order."),
+                          name))
+    p, e = points[0]
+    if e.per_pair:
+        out.append(Table(("X", "X'", "D_α/α (largest found)" if zcdp else "D_α"),
+                         tuple((v.x, v.x_prime, v.value) for v in e.per_pair), (2,),
+                         f"The largest pairs at {params(p) or 'the only point'} ({e.pairs} ordered pairs of distinct laws)."))
+    for p, _ in points:
+        if boxed(p) and p.witness is not None:
+            out.append(witness_box(p, ctx, witness_items(p.witness, ("X", "X'", "order", "D_α(X ‖ X')",
+                                                                    "claimed bound at this order"))))
+    return out + point_messages(claim, ctx)
+
