@@ -164,6 +164,14 @@ def test_never_verified():
         assert result.status.value == "consistent"
 
 
+def test_conforms_within_a_tolerance_is_not_decided_by_sampling():
+    """Sampling cannot tell a law within 2^-50 of the spec's from the spec's: unknown, saying why."""
+    from fractions import Fraction
+    [result] = check(log_rr, dp.conforms(rr, tolerance=Fraction(1, 2 ** 50)))
+    assert result.status.value == "unknown"
+    assert result.message.startswith("the exact audit was refused at ") and "without a tolerance" in result.message
+
+
 def test_private_needs_a_spec_program():
     [result] = check(log_rr, dp.private(eps))
     assert result.status.value == "unknown"
