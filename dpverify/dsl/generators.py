@@ -1,5 +1,11 @@
 """Instrumented stand-ins for ``numpy.random.Generator`` and ``random.Random``: their methods are draws.
 
+A third stand-in, :class:`SystemRandomGenerator` (``rng="system_random"``), is the
+``random.Random`` one as a subclass of ``random.SystemRandom``: libraries that accept a
+SystemRandom as their randomness take it unchanged -- diffprivlib's ``check_random_state(seed,
+secure=True)`` returns any ``secrets.SystemRandom`` instance as it is, so a diffprivlib mechanism
+built with ``random_state=rng`` draws its uniforms from the engine.
+
 An implementation audited exactly (:func:`dpverify.implementation`) receives one of these
 instead of a real generator.  Each supported method becomes the engine's draw with the
 law the real method has, computed from the library's own algorithm:
@@ -29,13 +35,14 @@ from __future__ import annotations
 
 import itertools
 import math
+import random
 from fractions import Fraction
 from typing import Any, Callable, Optional
 
 import numpy as np
 import sympy
 
-from ..errors import SpecError
+from ..errors import CannotFollow, SpecError
 from . import port, primitives
 from .instrumented import GRID, LATER, Uniform, grid_count, refuse, user_site
 
@@ -52,7 +59,7 @@ def _exact(value: Any, what: str, fn: str) -> Any:
         exact = sympy.Rational(value)
         return Fraction(int(exact.p), int(exact.q))
     if isinstance(value, Uniform):
-        raise refuse(f"{fn}: {what} is computed from a uniform draw", f"pass a constant {what}; {LATER}")
+        raise refuse(f"{fn}: {what} is computed from a uniform draw", f"pass a constant {what}; {LATER}", CannotFollow)
     return value
 
 
@@ -97,7 +104,7 @@ class _Refusing:
         if name.startswith("__"):
             raise AttributeError(name)
         raise refuse(f"the implementation calls {self.library}.{name}(), which the exact audit does not support",
-                     f"dpverify follows {', '.join(self.supported)}; {LATER}")
+                     f"dpverify follows {', '.join(self.supported)}; {LATER}", CannotFollow)
 
 
 class NumpyGenerator(_Refusing):
@@ -110,7 +117,7 @@ class NumpyGenerator(_Refusing):
     def random(self, size: Any = None, dtype: Any = np.float64, out: Any = None) -> Any:
         if np.dtype(dtype) != np.float64 or out is not None:
             raise refuse("random(dtype=float32 or out=...) is not supported by the exact audit",
-                         f"call rng.random() with float64 values; {LATER}")
+                         f"call rng.random() with float64 values; {LATER}", CannotFollow)
         return _many(size, Uniform)
 
     def integers(self, low: Any, high: Any = None, size: Any = None, dtype: Any = np.int64,
@@ -127,7 +134,7 @@ class NumpyGenerator(_Refusing):
                shuffle: bool = True) -> Any:
         if not replace and size is not None:
             raise refuse("choice(..., replace=False) with a size is not supported by the exact audit",
-                         f"draw the elements one by one, or choose a subset with integers; {LATER}")
+                         f"draw the elements one by one, or choose a subset with integers; {LATER}", CannotFollow)
         population = None if isinstance(a, (int, np.integer)) else np.asarray(a)
         n = int(a) if population is None else len(population)
         if n <= 0:
@@ -259,6 +266,27 @@ class RandomGenerator(_Refusing):
         return _noise("exponential", 0, 1 / rate, "expovariate", "1/lambd")
 
 
+class SystemRandomGenerator(RandomGenerator, random.SystemRandom):
+    """Stands for ``random.SystemRandom`` (diffprivlib's ``random_state`` hook) in an implementation
+    audited exactly: :class:`RandomGenerator`'s methods; SystemRandom's others are refused."""
+
+    library = "random.SystemRandom"
+
+
+def _refused(name: str) -> Callable[..., Any]:
+    def method(self: Any, *args: Any, **kwargs: Any) -> Any:
+        return _Refusing.__getattr__(self, name)
+    method.__name__ = name
+    return method
+
+
+for _name in dir(random.SystemRandom):  # inherited methods would run on the real generator's code paths
+    if (not _name.startswith("_") and callable(getattr(random.SystemRandom, _name))
+            and _name not in RandomGenerator.supported + ("seed",)):  # seed: the no-op Random.__init__ calls
+        setattr(SystemRandomGenerator, _name, _refused(_name))
+del _name
+
+
 def _bisected(cum_weights: list, total: float, hi: int) -> int:
     """``bisect(cum_weights, random() * total, 0, hi)``, drawn exactly: the index as one categorical draw.
 
@@ -277,4 +305,4 @@ def _bisected(cum_weights: list, total: float, hi: int) -> int:
     return lo
 
 
-__all__ = ["NumpyGenerator", "RandomGenerator", "choice_law"]
+__all__ = ["NumpyGenerator", "RandomGenerator", "SystemRandomGenerator", "choice_law"]

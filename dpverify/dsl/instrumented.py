@@ -19,13 +19,20 @@ float arithmetic.  Then
   probability #{k still possible : f(k) < p} / #{k still possible}; the boundary of that
   set is found by integer binary search on the program's own float arithmetic;
 * ``int(u * n)``, ``math.floor``, ``math.ceil``, ``round`` become one ``dp.categorical``
-  over the values they take, each with its exact count of grid points.
+  over the values they take, each with its exact count of grid points;
+* either side may hold the draw: ``p > u`` is ``u < p`` (Python reflects the comparison for
+  ints, floats, Fractions and sympy numbers, numpy through ``__array_ufunc__``);
+* ``u <= a`` against a numpy array ``a`` (diffprivlib's exponential mechanism: ``rand <=
+  cumulative_probabilities``) is elementwise: one exact comparison per element in order, each
+  narrowing the draw, returned as a bool array (``np.any``/``np.argmax`` then read it).
 
-Anything else (``math.log(u)``, ``float(u)``, ``u * v``, ``np.searchsorted(cdf, u)``) cannot
-be followed exactly: it is refused with a SpecError naming the program's file and line.
+Anything else (``math.log(u)``, ``np.log(u)``, ``np.cos(np.pi * u)``, ``float(u)``, ``u * v``,
+``np.searchsorted(cdf, u)``) cannot be followed exactly: it is refused with a SpecError naming the
+program's file and line.
 """
 from __future__ import annotations
 
+import abc
 import math
 import os
 import sys
@@ -37,7 +44,7 @@ from typing import Any, Optional
 import numpy as np
 import sympy
 
-from ..errors import SpecError
+from ..errors import CannotFollow, SpecError
 from . import primitives
 
 GRID = 2 ** 53
@@ -48,8 +55,9 @@ MAX_VALUES = 4096
 _OWN = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
 _LIBRARIES = tuple(sorted({os.path.abspath(p) + os.sep for key in ("purelib", "platlib", "stdlib", "platstdlib")
                            if (p := sysconfig.get_paths().get(key))}))
-LATER = ("the grey-box replay and the statistical audit (issue 12, later work) are the ways to audit "
-         "such code; they do not exist yet")
+LATER = ("with dp.implementation(..., fallback=True), the default, such code's claims are decided by the "
+         "statistical audit instead (the code sampled with a real seeded generator: consistent or refuted at "
+         "a stated error probability, never verified); fallback=False keeps this refusal as an error")
 
 
 def user_site() -> tuple[Optional[str], Optional[int]]:
@@ -63,10 +71,11 @@ def user_site() -> tuple[Optional[str], Optional[int]]:
     return None, None
 
 
-def refuse(problem: str, fix: str) -> SpecError:
-    """A SpecError located at the audited program's line."""
+def refuse(problem: str, fix: str, error: type[SpecError] = SpecError) -> SpecError:
+    """A SpecError located at the audited program's line (``error=CannotFollow``: a limit of the exact
+    audit, not a mistake, so that the claim falls back to the statistical audit)."""
     file, line = user_site()
-    return SpecError(problem, fix, file=file, line=line)
+    return error(problem, fix, file=file, line=line)
 
 
 def cannot_follow(what: str) -> SpecError:
@@ -74,7 +83,7 @@ def cannot_follow(what: str) -> SpecError:
                   "comparisons (u < p), shifts and scalings by constants (a + b * u) and int/floor/round of "
                   "those, so this implementation cannot be decided exactly",
                   f"compare the draw with a threshold (rng.random() < p), or draw with rng.integers / "
-                  f"rng.choice(..., p=...); {LATER}")
+                  f"rng.choice(..., p=...); {LATER}", CannotFollow)
 
 
 def grid_count(p: Any, grid: int = GRID) -> int:
@@ -131,7 +140,7 @@ def _less(x: Any, c: Any) -> bool:
     if isinstance(c, sympy.Basic):
         verdict = sympy.Rational(Fraction(x).numerator, Fraction(x).denominator) < c
         if verdict not in (sympy.true, sympy.false):
-            raise refuse(f"cannot decide whether {x!r} < {c}", "compare draws with rational thresholds")
+            raise refuse(f"cannot decide whether {x!r} < {c}", "compare draws with rational thresholds", CannotFollow)
         return bool(verdict)
     return x < c
 
@@ -208,11 +217,20 @@ def _region(lo: int, hi: int, f: Callable[[int], Any], rising: bool, op: str, c:
     return _first(lo, hi, lambda k: _compare(op, f(k), c)), hi
 
 
+_COMPARISON_UFUNCS = {"less": "<", "less_equal": "<=", "greater": ">", "greater_equal": ">=", "equal": "==",
+                      "not_equal": "!="}
+_REFLECTING = frozenset({Fraction._richcmp.__code__, Fraction.__eq__.__code__})
+"""Library code asking a draw's type only to return NotImplemented for a non-number, so that
+Python reflects ``Fraction(2, 3) > u`` into ``u < Fraction(2, 3)``: it is told the truth."""
+_INSTANCECHECK = abc.ABCMeta.__instancecheck__.__code__
+
+
 class Uniform:
     """``f(u)`` for a uniform draw u of an instrumented generator, f monotone (see the module)."""
 
     __slots__ = ("_draw", "_f", "_rising")
     __array_priority__ = 1000
+    __sympy__ = False  # sympify(u, strict=True) fails, so sympy's comparisons return NotImplemented and reflect
 
     def __init__(self, draw: Optional[Draw] = None, f: Optional[Callable[[int], Any]] = None,
                  rising: Optional[bool] = True) -> None:
@@ -221,7 +239,9 @@ class Uniform:
         self._rising = rising  # None: f is constant
 
     # -- comparisons -------------------------------------------------------------------------
-    def _decide(self, op: str, other: Any) -> bool:
+    def _decide(self, op: str, other: Any) -> Any:
+        if type(other) is np.ndarray and other.ndim:
+            return self._elementwise(op, other)
         c = exact_threshold(other)
         f, rising = self._f, self._rising if self._rising is not None else True
         x0 = f(self._draw.pieces[0][0])
@@ -243,6 +263,11 @@ class Uniform:
         outcome = primitives.bernoulli(Fraction(count, total))
         self._draw.pieces = held if outcome else missed
         return outcome
+
+    def _elementwise(self, op: str, array: np.ndarray) -> np.ndarray:
+        """``u op array`` as numpy computes it: a bool array, element by element in order, each an
+        exact comparison of the same draw (which narrows it, so later ones are mostly decided)."""
+        return np.array([self._decide(op, x) for x in array.flat], dtype=bool).reshape(array.shape)
 
     def __lt__(self, other: Any) -> bool:
         return self._decide("<", other)
@@ -320,7 +345,7 @@ class Uniform:
                 ranges.setdefault(v, []).append((k, end))
                 if len(ranges) > MAX_VALUES:
                     raise refuse(f"{name} of a uniform draw takes more than {MAX_VALUES:,} values",
-                                 "draw the integer with rng.integers(low, high) instead")
+                                 "draw the integer with rng.integers(low, high) instead", CannotFollow)
                 k = end
         total = self._draw.total()
         law = {v: Fraction(sum(b - a for a, b in rs), total) for v, rs in ranges.items()}
@@ -385,6 +410,10 @@ class Uniform:
         if method == "__call__" and not kwargs and len(inputs) == 2 and ufunc.__name__ in operators:
             # numpy hands a scalar operand (np.float64(0.3) < u) over as a 0-d array: its scalar again
             left, right = (x[()] if type(x) is np.ndarray and x.ndim == 0 else x for x in inputs)
+            if ufunc.__name__ in _COMPARISON_UFUNCS and type(left) is np.ndarray and isinstance(right, Uniform):
+                return right._elementwise(_FLIP[_COMPARISON_UFUNCS[ufunc.__name__]], left)
+            if ufunc.__name__ in _COMPARISON_UFUNCS and isinstance(left, Uniform) and type(right) is np.ndarray:
+                return left._elementwise(_COMPARISON_UFUNCS[ufunc.__name__], right)
             if isinstance(left, Uniform) and not isinstance(right, Uniform) and np.ndim(right) == 0:
                 return getattr(left, operators[ufunc.__name__])(right)
             if isinstance(right, Uniform) and not isinstance(left, Uniform) and np.ndim(left) == 0:
@@ -409,7 +438,13 @@ class Uniform:
     @property  # type: ignore[misc]
     def __class__(self) -> type:
         """isinstance(u, float) is True for the real draw and would be False here: a program asking
-        for the type of a draw is refused rather than sent down another branch."""
+        for the type of a draw is refused rather than sent down another branch (except Fraction's
+        comparisons, which only decide to reflect: see ``_REFLECTING``)."""
+        caller = sys._getframe(1)
+        if caller.f_code is _INSTANCECHECK and caller.f_back is not None:
+            caller = caller.f_back  # isinstance(u, numbers.Rational) goes through ABCMeta.__instancecheck__
+        if caller.f_code in _REFLECTING:
+            return Uniform
         raise cannot_follow("its type is asked for (isinstance(u, ...))")
 
     def describe(self) -> str:
