@@ -233,6 +233,7 @@ class ReplayEvidence(Evidence):
     trace: Optional[ReplayTrace] = None
     confirmed: Optional[bool] = None
     divergences: int = 0
+    first_divergence: Optional[ReplayTrace] = None  # the first replay whose two runs' calls differ
     problems: Optional[list[str]] = None  # count or kind mismatches, values not fed by a sum (the first 10)
 
 

@@ -102,6 +102,11 @@ class Trace:
     error: Optional[str] = None
 
 
+_READS = frozenset({np.greater, np.greater_equal, np.less, np.less_equal, np.equal, np.not_equal, np.isfinite,
+                    np.isnan, np.isinf, np.signbit})
+"""numpy functions that read a noise value without transforming it (comparisons, tests)."""
+
+
 class NoiseValue(float):
     """A noise draw's scalar result: a float that records the operand of its first ``+`` or ``-``.
 
@@ -148,12 +153,34 @@ class NoiseValue(float):
         self._note(other, 1, -1)
         return self._plain(other) - float(self)
 
+    def _transformed(self, how: str) -> None:
+        """Arithmetic other than a sum (``2 * noise``, ``np.exp(noise)``): the noise's scale is no longer
+        its call's, so no value fed into it is read (unless a sum already read one)."""
+        if self._fed.operand is None and self._fed.unclear is None:
+            self._fed.unclear = f"transformed by {how} before any sum"
+
+    def _other(name: str) -> Callable[..., Any]:  # noqa: N805  (builds methods in the class body)
+        real = getattr(float, name)
+
+        def method(self: "NoiseValue", *args: Any) -> Any:
+            self._transformed(name.strip("_"))
+            return real(float(self), *(NoiseValue._plain(a) for a in args))
+        method.__name__ = name
+        return method
+
+    for _op in ("__mul__", "__rmul__", "__truediv__", "__rtruediv__", "__floordiv__", "__rfloordiv__", "__mod__",
+                "__rmod__", "__pow__", "__rpow__", "__neg__", "__abs__"):
+        locals()[_op] = _other(_op)
+    del _op, _other
+
     def __array_ufunc__(self, ufunc: Any, method: str, *inputs: Any, **kwargs: Any) -> Any:
         if method == "__call__" and ufunc in (np.add, np.subtract) and len(inputs) == 2 and not kwargs:
             first = inputs[0] is self
             other = inputs[1] if first else inputs[0]
             minus = ufunc is np.subtract
             self._note(other, -1 if (minus and first) else 1, -1 if (minus and not first) else 1)
+        elif ufunc not in _READS:
+            self._transformed(f"numpy.{ufunc.__name__}")
         plain = tuple(self._plain(i) for i in inputs)
         return getattr(ufunc, method)(*plain, **kwargs)
 
@@ -304,4 +331,4 @@ def record(fn: Callable[..., Any], data: tuple, params: dict, library: str, argu
     return trace
 
 
-__all__ = ["Call", "Fed", "NoiseDraw", "NoiseValue", "RecordingNumpy", "RecordingRandom", "Trace", "record"]
+__all__ = ["Call", "Fed", "GENERATORS", "NoiseDraw", "NoiseValue", "RecordingNumpy", "RecordingRandom", "Trace", "record"]

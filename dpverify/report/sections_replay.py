@@ -33,6 +33,8 @@ def calibrated(claim: ClaimResult, decl: Optional[Claim], ctx: Context) -> list[
         out += _spec_calls(ev)
         if ev.trace is not None:
             out += trace_blocks(ev.trace, "failing" if boxed(p) else "worst")
+        if ev.first_divergence is not None and (ev.trace is None or ev.trace.divergence is None):
+            out += divergence_blocks(ev.first_divergence)
         if ev.problems:
             out.append(Pairs(tuple((f"not compared ({i + 1})", text) for i, text in enumerate(ev.problems))))
     return out + point_messages(claim, ctx)
@@ -72,11 +74,17 @@ def trace_blocks(trace: ReplayTrace, which: str) -> list[Block]:
                               "each noise draw with the value fed into it (its loc plus what the noise is added "
                               "to), its scale, and the code's cost |value(X) − value(X')| / scale against the "
                               "spec's Δ / scale" + (f"; {totals}" if totals else "") + ".")]
-    if trace.divergence:
-        d = trace.divergence
-        out.append(Pairs((("control flow diverges at call", d["index"]),
-                          ("on X", f"{d['method']} at {d['site']}"), ("on X'", f"{d['method_prime']} at {d['site_prime']}"))))
-    return out
+    return out + divergence_blocks(trace)
+
+
+def divergence_blocks(trace: ReplayTrace) -> list[Block]:
+    """Where the two runs' sequences of calls first differ (data-dependent control flow), if they do."""
+    if not trace.divergence:
+        return []
+    d = trace.divergence
+    return [Pairs((("control flow diverges at call", d["index"]), ("pair", f"X = {trace.x}, X' = {trace.x_prime}, "
+                                                                          f"seed {trace.seed}"),
+                   ("on X", f"{d['method']} at {d['site']}"), ("on X'", f"{d['method_prime']} at {d['site_prime']}")))]
 
 
 def _witness(p: PointResult, ev: ReplayEvidence, ctx: Context) -> Block:
@@ -89,4 +97,4 @@ def _witness(p: PointResult, ev: ReplayEvidence, ctx: Context) -> Block:
     return witness_box(p, ctx, tuple(items), verdict)
 
 
-__all__ = ["budget", "calibrated", "trace_blocks"]
+__all__ = ["budget", "calibrated", "divergence_blocks", "trace_blocks"]

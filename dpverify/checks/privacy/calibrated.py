@@ -37,7 +37,7 @@ from ...dsl.black_box import BlackBox, deployed
 from ...dsl.claims import Calibrated, Claim
 from ...dsl.implementation import Implementation
 from ...dsl.params import Point, point_label
-from ...dsl.recording import NoiseDraw, Trace, record
+from ...dsl.recording import GENERATORS, NoiseDraw, Trace, record
 from ...dsl.spec import Spec
 from ...engine.backend import exact_sign
 from ...engine.centres import Unmatchable, largest_totals, noise_calls, sensitivities, sequence, total
@@ -84,6 +84,9 @@ def _code(spec: Spec) -> Any:
     """(fn, library, argument, parameter conversion) of the spec's mechanism, or why it cannot be replayed."""
     mech = spec.mechanism
     if isinstance(mech, Implementation):
+        if mech.rng not in GENERATORS:
+            return (f"the replay runs code with a recording numpy Generator or random.Random, not rng={mech.rng!r}; "
+                    "declare the implementation with rng='numpy' or rng='random' to replay it")
         return mech.fn, mech.rng, mech.rng_argument, program_value
     if isinstance(mech, BlackBox):
         if mech.kind != "rng":
@@ -186,6 +189,7 @@ class Replay:
             outcome = self.compare(self._trace(x, seed), self._trace(x_prime, seed), x, x_prime, seed)
             if outcome.trace.divergence is not None:
                 self.ev.divergences += 1
+                self.ev.first_divergence = self.ev.first_divergence or outcome.trace
             for problem in outcome.problems:
                 if problem not in self.problems and len(self.problems) < MAX_PROBLEMS:
                     self.problems.append(problem)
@@ -324,8 +328,7 @@ class Replay:
         worst = self.worst
         ev.trace = worst.trace if worst is not None else None
         flow = (f"; data-dependent control flow in {ev.divergences} replays (first at "
-                f"{_where(ev.trace)})" if ev.divergences and ev.trace is not None and ev.trace.divergence else
-                f"; data-dependent control flow in {ev.divergences} replays" if ev.divergences else "")
+                f"{_where(ev.first_divergence)})" if ev.first_divergence is not None else "")
         if self.problems:
             result.message = (f"no noise call costs more than {name}'s in {budget}, but not every call could be "
                               f"compared: {'; '.join(self.problems[:3])}{flow}")
