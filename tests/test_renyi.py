@@ -230,3 +230,27 @@ def test_cli_json_on_the_catalogue_spec():
     assert claims and all(c["as_expected"] for c in claims)
     figures = claims[0]["points"][0]["figures"]
     assert {"kind", "claimed", "achieved", "alpha", "pair", "per_pair", "curve"} <= set(figures)
+
+
+# ----- ties the intervals cannot separate --------------------------------------------------------
+
+def test_claim_a_hair_below_the_exact_divergence_is_refuted_exactly():
+    tiny = Rational(1, 10 ** 70)  # far below the 50-digit intervals' width
+    (result,) = _run(_rr, [dp.renyi(2, sympy.log(2 * sympy.cosh(eps) - 1) - tiny)], {eps: [1]})
+    assert result.status.value == "refuted" and "decided exactly by sympy" in result.message
+
+
+def test_gaussian_rate_a_hair_above_rho_is_refuted_exactly():
+    rho = dp.symbol("rho", positive=True)
+    count = dp.universe([0, 1], n=2, neighbours=dp.REPLACE_ONE)
+    holds, broken = _run(lambda data, rho: dp.gaussian(sum(data), 1 / dp.sqrt(2 * rho)),
+                         [dp.zcdp(rho), dp.zcdp(rho - Rational(1, 10 ** 70))], {rho: [Rational(1, 10)]}, count)
+    assert holds.status.value == "proved"
+    assert broken.status.value == "refuted" and broken.witness.output == "order alpha = 2"
+    assert "decided exactly by sympy" in broken.message
+
+
+def test_universe_without_neighbours_is_refused():
+    lonely = dp.universe([0], n=1, neighbours=dp.REPLACE_ONE)
+    (result,) = _run(_rr, [dp.renyi(2, 1)], {eps: [1]}, lonely)
+    assert result.status.value == "error" and "no pair of neighbouring datasets" in result.message

@@ -192,4 +192,3 @@ def divergence(claim: ClaimResult, decl: Optional[Claim], ctx: Context) -> list[
             out.append(witness_box(p, ctx, witness_items(p.witness, ("X", "X'", "order", "D_α(X ‖ X')",
                                                                     "claimed bound at this order"))))
     return out + point_messages(claim, ctx)
-

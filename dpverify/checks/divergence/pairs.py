@@ -15,7 +15,9 @@ from typing import Any, Optional
 import sympy
 
 from ...dsl.params import Point, substitute
+from ...dsl.spec import Spec
 from ...engine.backend import IntervalBackend, SympyBackend, exact_sign
+from ...engine.datasets import require_pairs
 from ...engine.decimals import decimal
 from ...engine.reading import distribution
 from ...engine.renyi import PairDivergence, exact_rate, exact_sum, parts
@@ -39,8 +41,10 @@ class Pair:
     divergence: PairDivergence
 
 
-def law_pairs(table: Any, left: Any, right: Any) -> list[Pair]:
-    """Every distinct ordered pair of different laws among the neighbours (raises Unsupported)."""
+def law_pairs(spec: Spec, table: Any, left: Any, right: Any) -> list[Pair]:
+    """Every distinct ordered pair of different laws among the neighbours (raises Unsupported); a
+    universe without neighbours is refused (the claim would hold vacuously)."""
+    require_pairs(spec.universe, left)
     converted = [parts(law, table.backend) for law in table.laws]
     seen: dict[tuple[int, int], Pair] = {}
     for i, j in zip(left.tolist(), right.tolist()):
@@ -60,31 +64,33 @@ def fresh(program: Any, point: Point, pair: Pair, table: Any) -> PairDivergence:
     return PairDivergence(laws[0], laws[1], backend)
 
 
-def exact_excess_sign(program: Any, point: Point, pair: Pair, table: Any, alpha: sympy.Expr,
-                      bound: sympy.Expr) -> Optional[int]:
-    """The sign of sum_o P^alpha Q^(1 - alpha)... - e^((alpha - 1) bound) in exact sympy: > 0 means
-    D_alpha > bound; None when sympy cannot decide."""
+def exact_excess(program: Any, point: Point, pair: Pair, table: Any, alpha: sympy.Expr,
+                 bound: sympy.Expr) -> tuple[Optional[int], Any]:
+    """(sign, difference): the exact sympy difference sum_o P^alpha Q^(1 - alpha)... - e^((alpha - 1) bound)
+    (sympy.oo for an output possible under X only) and its sign: > 0 means D_alpha > bound; None
+    when sympy cannot decide."""
     exact = SympyBackend()
     laws = [parts(distribution(program, data, params(point), exact, table.windows), exact)
             for data in (pair.x, pair.x_prime)]
     total = exact_sum(laws[0], laws[1], alpha)
     if total == sympy.oo:
-        return 1
+        return 1, sympy.oo
     difference = total - sympy.exp((alpha - 1) * bound)
     sign = exact_sign(difference)
     if sign is None:  # hyperbolic functions and the like: the same number in exponentials, simplified
-        sign = exact_sign(sympy.simplify(difference.rewrite(sympy.exp)))
-    return sign
+        difference = sympy.simplify(difference.rewrite(sympy.exp))
+        sign = exact_sign(difference)
+    return sign, difference
 
 
-def exact_rate_sign(program: Any, point: Point, pair: Pair, table: Any, rho: sympy.Expr) -> Optional[int]:
-    """The sign of rho - D_alpha / alpha in exact sympy for a pair whose rate does not depend on alpha
-    (one output releasing Gaussian values): >= 0 means the claim holds for every order."""
+def exact_rate_sign(program: Any, point: Point, pair: Pair, table: Any, rho: sympy.Expr) -> tuple[Optional[int], Any]:
+    """(sign of rho - D_alpha / alpha, the exact rate) in exact sympy for a pair whose rate does not
+    depend on alpha (one output releasing Gaussian values): >= 0 means the claim holds for every order."""
     exact = SympyBackend()
     laws = [parts(distribution(program, data, params(point), exact, table.windows), exact)
             for data in (pair.x, pair.x_prime)]
     rate = exact_rate(laws[0], laws[1])
-    return None if rate is None else exact_sign(rho - rate)
+    return (None, None) if rate is None else (exact_sign(rho - rate), rate)
 
 
 def order(alpha: sympy.Expr, point: Point) -> sympy.Expr:

@@ -124,8 +124,11 @@ def _achieved(law: dict, law_prime: dict, alpha: Optional[sympy.Expr]) -> Any:
         return "the two datasets release different outputs, or outputs without noisy values"
     if len(weight.terms) != 1 or len(weight_prime.terms) != 1:
         return "an output released on several paths"
+    factors, factors_prime = weight.terms[0][1], weight_prime.terms[0][1]
+    if len(factors) != len(factors_prime) or any(f.joint for f in (*factors, *factors_prime)):
+        return "released values that depend on each other, or a different number of them"
     total = sympy.Integer(0)
-    for f, g in zip(weight.terms[0][1], weight_prime.terms[0][1]):
+    for f, g in zip(factors, factors_prime):
         kinds = ("gaussian",) if alpha is None else ("gaussian", "laplace")
         if (f.noise is None or g.noise is None or f.noise.kind not in kinds or g.noise.kind != f.noise.kind
                 or f.interval != FULL or g.interval != FULL or f.mix is not None or g.mix is not None):

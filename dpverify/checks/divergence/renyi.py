@@ -14,15 +14,17 @@ from __future__ import annotations
 import math
 from typing import Any
 
+import sympy
+
 from ...dsl.claims import Claim, Renyi
 from ...dsl.params import Point, point_label, substitute
 from ...dsl.spec import Spec
 from ...engine.decimals import decimal
 from ...engine.renyi import Unsupported
 from ...results import PointResult, Status, Witness
-from ..witness import CONFIRM_DIGITS
+from ..witness import CONFIRM_DIGITS, positive
 from ..workspace import Workspace
-from .pairs import Pair, evidence, exact_excess_sign, fresh, law_pairs, order, shown
+from .pairs import Pair, evidence, exact_excess, fresh, law_pairs, order, shown
 from .proof import generalise, prove_renyi
 
 
@@ -41,7 +43,7 @@ class RenyiCheck:
         result = PointResult(point_label(point), Status.UNKNOWN, "",
                              method="exact Rényi divergence of every ordered neighbouring pair, certified intervals")
         try:
-            pairs = law_pairs(table, left, right)
+            pairs = law_pairs(spec, table, left, right)
             values = [p.divergence.value(alpha) for p in pairs]
         except Unsupported as exc:
             result.message = f"not decided: {exc}"
@@ -59,7 +61,7 @@ class RenyiCheck:
             return result  # certified above but not confirmed afresh: the reason is the message
         straddling = [p for p, v in zip(pairs, values) if not v.b <= eps_iv.a]
         for pair in straddling:
-            sign = exact_excess_sign(program, point, pair, table, alpha, eps)
+            sign, _ = exact_excess(program, point, pair, table, alpha, eps)
             if sign is None:
                 result.message = (f"cannot decide whether D_{alpha}(X || X') <= {eps} for X={pair.x!r}, "
                                   f"X'={pair.x_prime!r}: the intervals overlap and sympy cannot decide")
@@ -86,12 +88,13 @@ def _refute(program: Any, point: Point, claim: Renyi, pair: Pair, alpha: Any, ep
     value = again.value(alpha)
     digits = again.backend.dps
     if exact:
-        sign = exact_excess_sign(program, point, pair, table, alpha, eps)
-        if sign != 1:
+        _, difference = exact_excess(program, point, pair, table, alpha, eps)
+        if difference != sympy.oo and not positive(difference):
             result.message = (f"a violation decided exactly at X={pair.x!r}, X'={pair.x_prime!r} was not "
                               f"confirmed by a strict {CONFIRM_DIGITS}-digit evaluation")
             return result
-        how = "the certified intervals cannot separate it from the claim; decided exactly by sympy"
+        how = ("the certified intervals cannot separate it from the claim; decided exactly by sympy (the excess of "
+               f"the sum over e^((alpha - 1) eps) is certified positive by a strict {CONFIRM_DIGITS}-digit evaluation)")
     else:
         if not (value == math.inf or value.a > again.backend.num(eps).b):
             result.message = (f"a violation found at {table.backend.dps} digits (X={pair.x!r}, X'={pair.x_prime!r}) "

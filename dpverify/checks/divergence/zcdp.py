@@ -25,6 +25,7 @@ from ...engine.decimals import decimal
 from ...engine.renyi import Unsupported, largest_rate, rate_at_most
 from ...results import PointResult, Status, Witness
 from ...errors import SpecError
+from ..witness import CONFIRM_DIGITS, number, positive
 from ..workspace import Workspace
 from .pairs import Pair, evidence, exact_rate_sign, fresh, law_pairs, shown
 from .proof import generalise, prove_zcdp
@@ -50,7 +51,7 @@ class ZcdpCheck:
                              method="exact Rényi divergences, sup over orders certified on a partition")
         rho_iv = table.backend.num(rho)
         try:
-            pairs = law_pairs(table, left, right)
+            pairs = law_pairs(spec, table, left, right)
             found = [_largest(p) for p in pairs]
         except Unsupported as exc:
             result.message = f"not decided: {exc}"
@@ -71,8 +72,10 @@ class ZcdpCheck:
         for pair, _ in ranked:
             holds, why = rate_at_most(pair.divergence, rho_iv)
             if why == "tie":
-                sign = exact_rate_sign(program, point, pair, table, rho)
-                holds, why = (sign is not None and sign >= 0), "the rate is not decided exactly by sympy"
+                sign, rate = exact_rate_sign(program, point, pair, table, rho)
+                if sign is not None and sign < 0:
+                    return _refute_exactly(claim, pair, rho, rate, result)
+                holds, why = (sign is not None), "the intervals overlap and sympy cannot decide the rate"
                 ties += bool(holds)
             if not holds:
                 result.message = (f"no violation found, but D_alpha / alpha <= {claim.rho} is not certified for "
@@ -109,6 +112,28 @@ def _rational(value: Fraction) -> sympy.Rational:
 
 def _key(value: Any) -> float:
     return math.inf if value == math.inf else float(value.b)
+
+
+def _refute_exactly(claim: Zcdp, pair: Pair, rho: Any, rate: Any, result: PointResult) -> PointResult:
+    """A Gaussian release whose rate D_alpha / alpha (constant in alpha) the intervals cannot separate
+    from rho and exact sympy finds above it: refuted at alpha = 2 (D_2 = 2 rate > 2 rho), confirmed
+    by a strict evaluation of the exact excess."""
+    if not positive(rate - rho):
+        result.message = (f"a violation decided exactly at X={pair.x!r}, X'={pair.x_prime!r} was not confirmed "
+                          f"by a strict {CONFIRM_DIGITS}-digit evaluation")
+        return result
+    divergence, bound = number(2 * rate, probability=False), number(2 * rho, probability=False)
+    if divergence is None or bound is None:
+        result.message = f"a violation decided exactly at X={pair.x!r}, X'={pair.x_prime!r} cannot be printed"
+        return result
+    result.status = Status.REFUTED
+    result.evidence.alpha = decimal(2)
+    result.witness = Witness(pair.x, pair.x_prime, "order alpha = 2", divergence, bound, quantity="divergence")
+    result.message = (f"X={pair.x!r} and X'={pair.x_prime!r} are neighbours; D_alpha / alpha = {rate} for every "
+                      f"alpha (Gaussian values), so at alpha = 2, D_alpha(M(X) || M(X')) = {divergence} > rho alpha = "
+                      f"({claim.rho}) * 2 = {bound}; the certified intervals cannot separate the two, decided exactly "
+                      f"by sympy and confirmed by a strict {CONFIRM_DIGITS}-digit evaluation")
+    return result
 
 
 def _refute(program: Any, point: Point, claim: Zcdp, pair: Pair, rho: Any, alpha: Optional[Fraction], table: Any,
