@@ -248,6 +248,7 @@ def test_the_diffprivlib_audits_reach_their_expected_verdicts():
     assert status[("diffprivlib_exponential", "private")] == Status.VERIFIED
     assert status[("diffprivlib_geometric", "conforms")] == Status.CONSISTENT
     assert status[("diffprivlib_geometric_wrong_sensitivity", "private")] == Status.REFUTED
+    assert status[("diffprivlib_laplace", "conforms")] == status[("diffprivlib_laplace", "private")] == Status.CONSISTENT
 
 
 def test_the_opendp_audits_reach_their_expected_verdicts():
