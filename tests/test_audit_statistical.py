@@ -543,3 +543,52 @@ def test_sampled_exact_laws_are_consistent_and_planted_shifts_refuted(weights, s
     bad = dp.spec(dp.black_box(shifted, samples=20_000, seed=seed), universe=one, grid={eps: [1]},
                   claims=[dp.conforms(program)])
     assert [s for _, s in statuses(bad)] == [Status.REFUTED]
+
+
+# -- reports ------------------------------------------------------------------------------------
+
+def _report_blocks(spec):
+    """The report's blocks of each claim of ``spec``, one list per claim."""
+    from dpverify.report import sections
+    from dpverify.report.section_parts import Context
+    from dpverify.results import ClaimResult
+
+    results = dp.check(spec)
+    out, start = [], 0
+    for claim in spec.claims:
+        points = results[start:start + len(spec.points_for(claim))]
+        start += len(points)
+        result = ClaimResult("t.py", spec.name, claim.id, type(claim).__name__.lower(), claim.describe(), points)
+        out.append(sections.blocks_for(result, None, Context("t", lambda text: text)))
+    return out
+
+
+def test_report_plots_the_empirical_cdf_against_the_exact_with_the_dkw_band(monkeypatch) -> None:
+    from dpverify.report import plots
+    from dpverify.report.blocks import Figure, Table, WitnessBox
+
+    seen = []
+    real = plots.sampled_cdf
+    monkeypatch.setattr(plots, "sampled_cdf", lambda panels, key: seen.append(list(panels)) or real(panels, key))
+    for code, refuted in ((np_laplace, False), (np_laplace_scale_eps, True)):
+        spec = dp.spec(dp.black_box(code, spec_program=lap, samples=2_000), universe=PAIR,
+                       grid={eps: [Fraction(1, 2)]}, claims=[dp.conforms(lap)])
+        blocks, = _report_blocks(spec)
+        tables = [b for b in blocks if isinstance(b, Table) and "DKW threshold" in b.headers]
+        figures = [b for b in blocks if isinstance(b, Figure)]
+        assert tables and figures and figures[0].svg.startswith("<svg")
+        panel = seen[-1][0]
+        assert panel[2] == pytest.approx(float(tables[0].rows[0][3]), rel=1e-4)  # the band is the threshold
+        assert all(0 <= e <= 1 and 0 <= f <= 1 for _, e, f in panel[1])
+        assert any(isinstance(b, WitnessBox) for b in blocks) == refuted
+
+
+def test_report_shows_the_delta_bound_of_an_eps_delta_claim() -> None:
+    from dpverify.report.blocks import Pairs
+
+    spec = dp.spec(dp.black_box(leaky_code(0.15), spec_program=leaky_rr, samples=8_000), universe=BIT,
+                   grid={eps: [Fraction(1, 2)]}, claims=[dp.private(eps, Fraction(1, 20))])
+    blocks, = _report_blocks(spec)
+    facts = dict(next(b for b in blocks if isinstance(b, Pairs)).items)
+    assert facts["claimed δ"].startswith("0.05")
+    assert "code's δ at the claimed ε (lower confidence bound)" in facts

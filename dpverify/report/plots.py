@@ -232,6 +232,33 @@ def sampled_frequencies(cells: Sequence[tuple[str, float, float, float, float]],
         return _svg(fig, key)
 
 
+def sampled_cdf(panels: Sequence[tuple[str, Sequence[tuple[float, float, float]], float]], key: str) -> str:
+    """A statistical audit of real outputs: per panel (one dataset, or one coordinate of it), the
+    samples' empirical CDF (steps) against the spec's exact CDF (line) with the DKW-Massart band
+    exact ± threshold (shaded): a test rejects where the steps leave the band.  ``panels`` are
+    (title, points (x, empirical, exact), threshold); at most 6 panels are drawn."""
+    panels = list(panels)[:6]
+    with matplotlib.rc_context(_BASE_RC):
+        fig = _figure(3.0 * len(panels) + 0.6, 2.8)
+        for index, (title, points, threshold) in enumerate(panels):
+            ax = fig.add_subplot(1, len(panels), index + 1)
+            xs = [p[0] for p in points]
+            exact = [p[2] for p in points]
+            ax.fill_between(xs, [max(0.0, e - threshold) for e in exact], [min(1.0, e + threshold) for e in exact],
+                            color="#0969da", alpha=0.15, linewidth=0, label="DKW band")
+            ax.plot(xs, exact, color="#0969da", linewidth=1.2, label="spec's exact CDF")
+            ax.step(xs, [p[1] for p in points], where="post", color=COLOURS["refuted"], linewidth=1.0,
+                    label="empirical CDF")
+            ax.set_title(_short(title, 32), fontsize=8)
+            ax.set_ylim(-0.02, 1.02)
+            ax.grid(True, linewidth=0.4, color="#dddddd")
+            if index == 0:
+                ax.set_ylabel("P(output ≤ x)")
+                ax.legend(loc="upper left", frameon=False, fontsize=7)
+            ax.set_xlabel("x")
+        return _svg(fig, key)
+
+
 def epsilon_bounds(cells: Sequence[tuple[str, float, Optional[float]]], claimed: Optional[float], key: str) -> str:
     """A statistical privacy audit: per tested cell (X, X', o), the lower confidence bound on the code's
     loss (a dot with an arrow up: the interval [bound, ∞)) against the spec's exact loss there (a

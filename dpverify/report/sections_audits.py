@@ -41,11 +41,13 @@ def statistical(claim: ClaimResult, decl: Optional[Claim], ctx: Context) -> list
             continue
         privacy = ev.claimed_epsilon is not None
         if boxed(p):
-            out.append(_privacy_witness(p, ev, ctx) if privacy else _law_witness(p, ev, ctx))
+            out.append(_privacy_witness(p, ev, ctx) if privacy else
+                       _cdf_witness(p, ev, ctx) if ev.ks else _law_witness(p, ev, ctx))
         if not ev.tests:  # refused before sampling (its message says why)
             continue
         out += [Heading(f"Samples at {params(p)}" if p.params else "Samples"), Paragraph(budget(ev), "Sampling")]
-        out += _epsilon_cells(claim, p, ev, index, ctx) if privacy else _law_cells(claim, ev, index, ctx)
+        out += (_epsilon_cells(claim, p, ev, index, ctx) if privacy else
+                _cdf_tests(claim, ev, index, ctx) if ev.ks else _law_cells(claim, ev, index, ctx))
     return out + point_messages(claim, ctx)
 
 
@@ -114,6 +116,12 @@ def _epsilon_cells(claim: ClaimResult, p: PointResult, ev: StatisticalEvidence, 
               f"≥ {short(bound, 6)}: the one-sided interval [{short(bound, 6)}, ∞) at error probability "
               f"{ev.error_probability} ({compare(bound, ev.claimed_epsilon) or '?'} the claimed ε)"
               if bound is not None else "–")]
+    if ev.claimed_delta not in (None, "0"):
+        facts.append(("claimed δ", short(ev.claimed_delta)))
+    if ev.delta_lower_bound is not None:
+        facts.append(("code's δ at the claimed ε (lower confidence bound)",
+                      f"≥ {short(ev.delta_lower_bound, 6)}: max over the events of P(S|X) lower bound − e^ε "
+                      f"P(S|X') upper bound"))
     if ev.spec_epsilon is not None:
         facts.append(("spec's ε (largest exact loss over the universe)", short(ev.spec_epsilon, 6)))
     out: list[Block] = [Pairs(tuple(facts))]
@@ -128,11 +136,13 @@ def _epsilon_cells(claim: ClaimResult, p: PointResult, ev: StatisticalEvidence, 
                      short(c.interval_prime[1], 6) if c.interval_prime else "–",
                      short(c.epsilon_lower_bound, 6),
                      "–" if loss is None else ("∞" if math.isinf(loss) else f"{loss:.6g}")))
-    out.append(Table(("X", "X'", "output o", "k under X", "k' under X'", "P(o|X) ≥", "P(o|X') ≤", "code's ε ≥",
+    out.append(Table(("X", "X'", "event S", "k under X", "k' under X'", "P(S|X) ≥", "P(S|X') ≤", "code's ε ≥",
                       "spec's loss"), tuple(rows), (3, 4, 5, 6, 7, 8),
-                     f"The cells of highest loss under the spec's exact law, sampled on X and X': one-sided "
-                     f"Clopper-Pearson bounds at the per-test level {short(ev.level, 4)} give the lower "
-                     f"confidence bound ln(P(o|X) lower / P(o|X') upper) on the code's ε."))
+                     f"The events tested (single outputs, sets of outputs ordered by likelihood ratio, or "
+                     f"half-lines of a real output), chosen from the spec's exact law by their power before "
+                     f"any sample, sampled on X and X': one-sided Clopper-Pearson bounds at the per-test "
+                     f"level {short(ev.level, 4)} give the lower confidence bound "
+                     f"ln((P(S|X) lower − δ) / P(S|X') upper) on the code's ε."))
     marks = [(f"{c.dataset}, {c.dataset_prime}, {c.output}", to_float(c.epsilon_lower_bound) or -math.inf, _loss(c))
              for c in cells]
     name = ctx.name(claim.claim_id, f"epsilon-bounds-{index}")
@@ -140,6 +150,42 @@ def _epsilon_cells(claim: ClaimResult, p: PointResult, ev: StatisticalEvidence, 
                       "Per tested cell: the lower confidence bound on the code's privacy loss (its interval runs "
                       "up, the arrow) against the spec's exact loss (diamond) and the claimed ε (dashed).", name))
     return out
+
+
+def _cdf_tests(claim: ClaimResult, ev: StatisticalEvidence, index: int, ctx: Context) -> list[Block]:
+    """Real outputs: each dataset's (coordinate's) Kolmogorov-Smirnov statistic against its DKW-Massart
+    threshold, and the empirical CDFs against the exact ones with the DKW band."""
+    tests = ev.ks or []
+    rows = [(t.dataset, "–" if t.coordinate is None else str(t.coordinate), short(t.statistic, 6),
+             short(t.threshold, 6), short(t.at, 6),
+             "yes" if (to_float(t.statistic) or 0.0) > (to_float(t.threshold) or math.inf) else "no")
+            for t in tests[:MAX_ROWS]]
+    out: list[Block] = [Table(("dataset", "coordinate", "sup |F_n − F|", "DKW threshold", "at x", "above"),
+                              tuple(rows), (2, 3, 4),
+                              f"Per dataset (and coordinate of a vector output: its marginal), the largest gap "
+                              f"between the samples' CDF F_n and the spec's exact CDF F, against the DKW-Massart "
+                              f"threshold t with 2·exp(−2nt²) = {short(ev.level, 4)} (the per-test level): "
+                              f"distribution-free and exact for every n.")]
+    panels = [(f"{t.dataset}" + ("" if t.coordinate is None else f", v{t.coordinate}"),
+               [(float(x), float(e), float(f)) for x, e, f in t.curve], to_float(t.threshold) or 0.0)
+              for t in tests if t.curve]
+    if panels:
+        name = ctx.name(claim.claim_id, f"cdf-{index}")
+        out.append(Figure(plots.sampled_cdf(panels, name),
+                          "Empirical CDF of the samples (steps) against the spec's exact CDF (line) with the "
+                          "DKW-Massart band (shaded); a test rejects where the steps leave the band"
+                          + (f" (the first 6 of {len(panels)})" if len(panels) > 6 else "") + ".", name))
+    return out
+
+
+def _cdf_witness(p: PointResult, ev: StatisticalEvidence, ctx: Context) -> Block:
+    """A refuted conformance of real outputs: the dataset, the KS statistic against the DKW threshold."""
+    w = p.witness
+    assert w is not None
+    items = (("dataset", repr(w.x)), ("where", str(w.output)), ("sup |F_n − F|", w.p), ("DKW threshold", w.p_prime))
+    verdict = (f"the samples' CDF is {short(w.p, 6)} away from the spec's exact CDF, above the DKW-Massart "
+               f"threshold {short(w.p_prime, 6)}" + _rerun(ev))
+    return witness_box(p, ctx, items, verdict)
 
 
 def _law_witness(p: PointResult, ev: StatisticalEvidence, ctx: Context) -> Block:
