@@ -289,6 +289,8 @@ class ClaimItem(pytest.Item):
             lines += [f"  X   = {w.x!r}", f"  X'  = {w.x_prime!r}", f"  output = {w.output!r}",
                       *((f"  density at the output under X  = {w.p}", f"  density at the output under X' = {w.p_prime}")
                         if w.quantity == "density" else
+                        (f"  D_alpha(X || X') = {w.p}", f"  claimed bound    = {w.p_prime}")
+                        if w.quantity == "divergence" else
                         (f"  P(output|X)  = {w.p}", f"  P(output|X') = {w.p_prime}"))]
             if w.ratio:
                 lines.append(f"  ratio = {w.ratio}")

@@ -91,6 +91,8 @@ def test_claim_below_the_achieved_divergence_is_refuted_with_its_witness():
     assert (w.x, w.x_prime, w.output, w.quantity) == ((0,), (1,), "order alpha = 2", "divergence")
     assert w.p.startswith("0.73532566405551922470") and w.p_prime.startswith("0.7000")
     assert "confirmed on both laws recomputed at 100 digits" in result.message
+    from dpverify.report.evidence_lines import evidence_lines
+    assert evidence_lines(result.evidence)[0].startswith("claimed D_alpha 0.7000")
 
 
 def test_claim_just_above_the_achieved_divergence_holds():

@@ -2,7 +2,7 @@
 other text surfaces: what was claimed against what was found, by claim kind."""
 from __future__ import annotations
 
-from ..evidence import (Evidence, PredictionEvidence, PrivacyEvidence, ProbabilityEvidence,
+from ..evidence import (DivergenceEvidence, Evidence, PredictionEvidence, PrivacyEvidence, ProbabilityEvidence,
                         SampleComplexityEvidence, SensitivityEvidence)
 
 
@@ -16,6 +16,10 @@ def evidence_lines(evidence: Evidence) -> list[str]:
         return [f"P[event] {word} {side.bound}: worst {side.worst_probability} on {side.worst_dataset}, "
                 f"slack {side.slack}"
                 for word, side in (("<=", evidence.at_most), (">=", evidence.at_least)) if side is not None]
+    if isinstance(evidence, DivergenceEvidence) and evidence.claimed is not None:
+        what = "rho" if evidence.kind == "zcdp" else "D_alpha"
+        return [f"claimed {what} {evidence.claimed}, achieved {'>= ' if evidence.lower_bound else ''}"
+                f"{evidence.achieved} (alpha = {evidence.alpha}, pair {evidence.pair})"]
     if isinstance(evidence, SampleComplexityEvidence) and evidence.n_bound is not None:
         return [f"the bound's n = {evidence.n_bound}: P[failure] = {evidence.failure_at_bound}, "
                 f"beta = {evidence.beta}"]

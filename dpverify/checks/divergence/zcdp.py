@@ -148,7 +148,6 @@ def _refute(program: Any, point: Point, claim: Zcdp, pair: Pair, rho: Any, alpha
             bound = decimal(rho * _rational(candidate))
             divergence = shown(value)
             result.status = Status.REFUTED
-            result.evidence.alpha = decimal(_rational(candidate))
             result.witness = Witness(pair.x, pair.x_prime, f"order alpha = {candidate}", divergence, bound,
                                      quantity="divergence")
             cause = f" (an output is possible under X only: {again.infinite!r})" if value == math.inf else ""
