@@ -592,3 +592,31 @@ def test_report_shows_the_delta_bound_of_an_eps_delta_claim() -> None:
     facts = dict(next(b for b in blocks if isinstance(b, Pairs)).items)
     assert facts["claimed δ"].startswith("0.05")
     assert "code's δ at the claimed ε (lower confidence bound)" in facts
+
+
+def test_gaussian_outputs_are_tested_against_the_normal_cdf_and_mixed_laws_are_unknown() -> None:
+    def gauss(data, eps):
+        return dp.gaussian(sum(data), 2)
+
+    def np_gauss(sigma):
+        def code(data, eps, rng):
+            return float(sum(data) + rng.normal(0.0, sigma))
+        return code
+
+    def flagged(data, eps):
+        v = dp.laplace(sum(data), 1 / eps)
+        return (v > 1, v)
+
+    def np_flagged(data, eps, rng):
+        v = sum(data) + rng.laplace(0.0, 1 / eps)
+        return (bool(v > 1), float(v))
+
+    def run(code, program):
+        spec = dp.spec(dp.black_box(code, spec_program=program, samples=4_000), universe=PAIR,
+                       grid={eps: [Fraction(1, 2)]}, claims=[dp.conforms(program)])
+        return dp.check(spec)[0]
+
+    assert run(np_gauss(2), gauss).status is Status.CONSISTENT
+    assert run(np_gauss(1), gauss).status is Status.REFUTED
+    mixed = run(np_flagged, flagged)
+    assert mixed.status is Status.UNKNOWN and "discrete part beside the noisy values" in mixed.message

@@ -22,6 +22,7 @@ from fractions import Fraction
 from typing import Any
 
 import mpmath
+import sympy
 
 from ...engine import piecewise as pw
 from ...engine.density_cells import normalise
@@ -60,9 +61,8 @@ class Cdf:
         if isinstance(self.h, tuple):
             _, centre, sigma = self.h
             with mpmath.workdps(40):
-                z = (mpmath.mpf(t) - mpmath.mpf(centre.p) / centre.q if isinstance(centre, Fraction)
-                     else mpmath.mpf(t) - mpmath.mpf(str(centre)))
-                value = mpmath.erfc(-z / (mpmath.mpf(str(sigma)) * mpmath.sqrt(2))) / 2
+                z = mpmath.mpf(t) - _mp(centre)
+                value = mpmath.erfc(-z / (_mp(sigma) * mpmath.sqrt(2))) / 2
             lo, hi = float(value * self.scale.a) - 1e-30, float(value * self.scale.b) + 1e-30
         else:
             value = pw.evaluate(self.h, Fraction(t), self.backend) * self.scale
@@ -74,6 +74,13 @@ class Cdf:
             self._cuts = [float(c) for c in self.h.cuts]
             self._terms = [[(float(rate), degree, float(c.mid) if hasattr(c, "mid") else float(c))
                             for (rate, degree), c in piece.items()] for piece in self.h.pieces]
+
+
+def _mp(x: Any) -> Any:
+    """An exact number (Fraction, int, sympy expression) as an mpmath number at the working precision."""
+    if isinstance(x, Fraction):
+        return mpmath.mpf(x.numerator) / x.denominator
+    return mpmath.mpf(str(sympy.N(sympy.sympify(x), mpmath.mp.dps + 5)))
 
 
 def released(law: dict) -> tuple[Any, list[int]]:

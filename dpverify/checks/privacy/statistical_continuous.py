@@ -214,6 +214,7 @@ def private(spec: Spec, table: Any, pairs: tuple, box: BlackBox, claim: Private,
 def _events(table: Any, pairs: tuple, cdfs: list, eps: float, delta: float, n: int, count: int) -> list[Tested]:
     factor = math.exp(eps)
     found: dict[tuple, Tested] = {}
+    quantiles: dict[tuple[int, int], list[float]] = {}  # per (law, coordinate), computed once
     left, right = pairs
     for a, b in zip(left.tolist(), right.tolist()):
         for i, j in ((a, b), (b, a)):
@@ -221,7 +222,10 @@ def _events(table: Any, pairs: tuple, cdfs: list, eps: float, delta: float, n: i
             if li == lj:
                 continue
             for k, (f, g) in enumerate(zip(cdfs[li], cdfs[lj])):
-                for at in _thresholds(f, g):
+                for m, cdf in ((li, f), (lj, g)):
+                    if (m, k) not in quantiles:
+                        quantiles[(m, k)] = _quantiles(cdf)
+                for at in sorted(set(quantiles[(li, k)]) | set(quantiles[(lj, k)])):
                     for side in (1, -1):
                         p = 1 - f.floats(at) if side > 0 else f.floats(at)
                         q = 1 - g.floats(at) if side > 0 else g.floats(at)
@@ -245,22 +249,22 @@ def _mass(cdf: Cdf, keys: tuple) -> str:
     return repr((2 - lo - hi) / 2 if side > 0 else (lo + hi) / 2)
 
 
-def _thresholds(f: Cdf, g: Cdf) -> list[float]:
-    """Quantiles of both laws (bisection on the double CDFs), rounded to 6 significant digits."""
-    out = set()
-    for cdf in (f, g):
-        for m in range(1, QUANTILES):
-            u = m / QUANTILES
-            lo, hi = -1.0, 1.0
-            while cdf.floats(lo) > u and lo > -1e12:
-                lo *= 2
-            while cdf.floats(hi) < u and hi < 1e12:
-                hi *= 2
-            for _ in range(60):
-                mid = (lo + hi) / 2
-                lo, hi = (mid, hi) if cdf.floats(mid) < u else (lo, mid)
-            out.add(float(f"{(lo + hi) / 2:.6g}"))
-    return sorted(out)
+def _quantiles(cdf: Cdf) -> list[float]:
+    """The law's quantiles at 1/QUANTILES, 2/QUANTILES, ... (bisection on the double CDF), rounded to 6
+    significant digits: the thresholds of half-line events."""
+    out = []
+    for m in range(1, QUANTILES):
+        u = m / QUANTILES
+        lo, hi = -1.0, 1.0
+        while cdf.floats(lo) > u and lo > -1e12:
+            lo *= 2
+        while cdf.floats(hi) < u and hi < 1e12:
+            hi *= 2
+        for _ in range(60):
+            mid = (lo + hi) / 2
+            lo, hi = (mid, hi) if cdf.floats(mid) < u else (lo, mid)
+        out.append(float(f"{(lo + hi) / 2:.6g}"))
+    return out
 
 
 def _label(k: int, side: int, at: float, vector: bool) -> str:
