@@ -256,3 +256,20 @@ def test_universe_without_neighbours_is_refused():
     lonely = dp.universe([0], n=1, neighbours=dp.REPLACE_ONE)
     (result,) = _run(_rr, [dp.renyi(2, 1)], {eps: [1]}, lonely)
     assert result.status.value == "error" and "no pair of neighbouring datasets" in result.message
+
+
+def test_unclamped_geometric_tails_lumped_keep_the_exact_divergence():
+    """The engine lumps the tails of two-sided geometric noise (the ratio is constant there, so the
+    lumped sum P(T)^alpha Q(T)^(1-alpha) is exactly the tail's): D_alpha against the infinite series."""
+    def geometric(data, eps):
+        return dp.geometric(data[0], dp.exp(eps))
+    results = _run(geometric, [dp.renyi(2, 5), dp.renyi(Rational(7, 2), 5)], {eps: [1]})
+    with mpmath.workdps(60):
+        a = mpmath.exp(-1)
+
+        def law(z, c):
+            return (1 - a) / (1 + a) * a ** abs(z - c)
+        for result, order in zip(results, (mpmath.mpf(2), mpmath.mpf(7) / 2)):
+            series = mpmath.nsum(lambda z: law(z, 0) ** order * law(z, 1) ** (1 - order), [-mpmath.inf, mpmath.inf])
+            assert result.status.value == "verified"
+            assert _agree(result.evidence.achieved, mpmath.log(series) / (order - 1))
