@@ -23,6 +23,12 @@ Findings (every neighbouring pair of each universe, seeds 0, 1, 2):
   (the per-pair sum, derived over the universe's pairs).
 * The data-dependent branch (a count released with half the noise when it is large) feeds the
   same counts but with scale 1/(2 eps) on some datasets: refuted at the pair where it switches.
+* Report noisy max with ``np.argmax`` over ``count + rng.laplace(0, 2/eps)`` is consistent with the
+  spec's noisy max; with scale 1/eps it is refuted (cost 1 against 1/2 at eps = 1).
+* The sparse vector technique stops at the first noisy count above the noisy threshold, so with
+  the same seed the two runs of a pair may stop at different queries: the replay reports this
+  data-dependent control flow (a call made on one dataset only, with both sites) and compares the
+  calls both runs make; it is consistent with the spec.
 """
 from fractions import Fraction
 
@@ -152,3 +158,63 @@ histogram_double_count = dp.spec(
     dp.implementation(histogram_two_bins), universe=RECORDS, grid=GRID,
     claims=[dp.calibrated(histogram, expect="refuted")],
     doc="A histogram adding each record to two bins: total cost 2 against the spec's 1.")
+
+
+# -- report noisy max and the sparse vector technique -------------------------------------------
+
+CANDIDATES = (0, 1, 2)
+SMALL = dp.universe([0, 1, 2], n=2, neighbours=dp.REPLACE_ONE)
+
+
+def noisy_max(data, eps):
+    """The spec: the index of the largest count plus Laplace(2/eps)."""
+    noisy = [dp.laplace(sum(1 for r in data if r == c), 2 / eps) for c in CANDIDATES]
+    best = 0
+    for i in range(1, len(noisy)):
+        if noisy[i] > noisy[best]:
+            best = i
+    return best
+
+
+def numpy_noisy_max(data, eps, rng):
+    """Textbook: np.argmax over the noisy counts."""
+    counts = [sum(1 for r in data if r == c) for c in CANDIDATES]
+    return int(np.argmax([q + rng.laplace(0, 2 / eps) for q in counts]))
+
+
+def noisy_max_small_scale(data, eps, rng):
+    """BROKEN: Laplace(1/eps) per count, half the spec's scale."""
+    counts = [sum(1 for r in data if r == c) for c in CANDIDATES]
+    return int(np.argmax([q + rng.laplace(0, 1 / eps) for q in counts]))
+
+
+def sparse_vector(data, eps):
+    """The spec: the first candidate whose noisy count exceeds a noisy threshold of 1."""
+    threshold = dp.laplace(1, 2 / eps)
+    for c in CANDIDATES:
+        if dp.laplace(sum(1 for r in data if r == c), 4 / eps) > threshold:
+            return c
+    return None
+
+
+def numpy_sparse_vector(data, eps, rng):
+    """Textbook: the same loop with numpy noise; it stops at the first query above the threshold."""
+    threshold = 1 + rng.laplace(0, 2 / eps)
+    for c in CANDIDATES:
+        if sum(1 for r in data if r == c) + rng.laplace(0, 4 / eps) > threshold:
+            return c
+    return None
+
+
+numpy_noisy_max_spec = dp.spec(
+    dp.implementation(numpy_noisy_max), universe=SMALL, grid=GRID, claims=[dp.calibrated(noisy_max)],
+    doc="Report noisy max with np.argmax: consistent with the spec's calibration.")
+
+noisy_max_wrong_scale = dp.spec(
+    dp.implementation(noisy_max_small_scale), universe=SMALL, grid=GRID,
+    claims=[dp.calibrated(noisy_max, expect="refuted")],
+    doc="Report noisy max with half the noise: refuted (cost 1 against 1/2 at eps = 1).")
+
+numpy_sparse_vector_spec = dp.spec(
+    dp.implementation(numpy_sparse_vector), universe=SMALL, grid=GRID, claims=[dp.calibrated(sparse_vector)],
+    doc="The sparse vector technique: data-dependent control flow (reported), consistent calibration.")

@@ -278,8 +278,8 @@ class Replay:
         assert some is not None
         call = trace.calls[some.call]
         row = ReplayCall(k + 1, _at(call.file, call.line), call.method, some.kind)
-        fed = _fed(draw) if draw is not None else (None, "no such call on X")
-        fed_prime = _fed(draw_prime) if draw_prime is not None else (None, "no such call on X'")
+        fed = _fed(draw) if draw is not None else (None, None)
+        fed_prime = _fed(draw_prime) if draw_prime is not None else (None, None)
         row.value = _show(fed[0]) if fed[0] is not None else None
         row.value_prime = _show(fed_prime[0]) if fed_prime[0] is not None else None
         scales = [_scale(d) for d in (draw, draw_prime) if d is not None]
@@ -289,6 +289,9 @@ class Replay:
         spec = self.calls[k] if k < len(self.calls) else None
         if spec is not None:
             row.spec_cost = _show(self.spec_costs[k])
+        if draw is None or draw_prime is None:  # one run stopped earlier: its count is checked against the spec's
+            row.note = "only on X" if draw_prime is None else "only on X'"
+            return row
         why = fed[1] or fed_prime[1]
         if why is None and None in scales:
             why = "the scale is not an exact number"
