@@ -197,6 +197,22 @@ def test_reflected_comparisons_have_the_exact_counts():
                                          False: sympy.Rational(GRID - math.ceil(Fraction(GRID, 3)), GRID)}
 
 
+def test_fraction_arithmetic_with_the_draw_on_the_right_is_followed_or_refused_as_a_float_would_be():
+    def shifted(data, rng):
+        return Fraction(1, 4) + rng.random() < 0.5
+
+    def flipped(data, rng):
+        return Fraction(1, 2) - rng.random() < 0.25
+    assert law(shifted, rng="random") == {True: sympy.Rational(1, 4), False: sympy.Rational(3, 4)}
+    assert law(flipped, rng="random") == {True: sympy.Rational(3 * 2 ** 51 - 1, GRID),  # u > 1/4
+                                          False: sympy.Rational(2 ** 51 + 1, GRID)}
+
+    def power(data, rng):
+        return Fraction(1, 2) ** rng.random() < 0.75
+    err = refused(power, rng="random")
+    assert err.line == line_of(power, "Fraction(1, 2) ** rng.random()") and "power" in err.problem
+
+
 def test_a_draw_asked_its_type_is_still_refused():
     def typed(data, rng):
         return isinstance(rng.random(), float)
@@ -217,6 +233,22 @@ def test_logarithms_and_cosines_of_a_draw_are_refused_at_their_line(use, text, w
     assert err.file == HERE and err.line == use.__code__.co_firstlineno  # the lambda's line, holding `text`
     assert text in Path(HERE).read_text().splitlines()[err.line - 1]
     assert what in err.problem and "cannot follow" in err.problem
+
+
+def test_numpy_functions_of_an_array_of_draws_are_refused_at_their_line():
+    def vectorised(data, rng):
+        return tuple(np.log(rng.random(size=2)) < -1)
+
+    def cosine(data, rng):
+        return tuple(np.cos(np.pi * rng.random(size=2)) > 0)
+    for fn, text, what in ((vectorised, "np.log(", "numpy.log"), (cosine, "np.cos(", "numpy.cos")):
+        err = refused(fn, rng="numpy")
+        assert isinstance(err, dp.CannotFollow)  # a limit of the exact audit, not numpy's TypeError
+        assert err.file == HERE and err.line == line_of(fn, text) and what in err.problem
+
+    def floors(data, rng):
+        return tuple(np.floor(rng.random(size=2) * 2))  # what can be followed still is
+    assert law(floors, rng="numpy") == {(a, b): sympy.Rational(1, 4) for a in (0, 1) for b in (0, 1)}
 
 
 def test_diffprivlib_laplace_and_geometric_are_refused_at_the_adapters_line():

@@ -219,10 +219,15 @@ def _region(lo: int, hi: int, f: Callable[[int], Any], rising: bool, op: str, c:
 
 _COMPARISON_UFUNCS = {"less": "<", "less_equal": "<=", "greater": ">", "greater_equal": ">=", "equal": "==",
                       "not_equal": "!="}
-_REFLECTING = frozenset({Fraction._richcmp.__code__, Fraction.__eq__.__code__})
-"""Library code asking a draw's type only to return NotImplemented for a non-number, so that
-Python reflects ``Fraction(2, 3) > u`` into ``u < Fraction(2, 3)``: it is told the truth."""
+_REFLECTING = frozenset({Fraction._richcmp.__code__, Fraction.__eq__.__code__, Fraction.__add__.__code__,
+                         Fraction.__pow__.__code__})
+"""Library code asking a draw's type only to hand the operation over to the draw, so that Python
+reflects ``Fraction(2, 3) > u`` into ``u < Fraction(2, 3)`` and ``Fraction(1, 4) + u`` into
+``u.__radd__`` (``Fraction.__add__``'s code is that of every arithmetic operator of Fraction;
+``Fraction ** u`` becomes ``float ** u``, refused by ``u.__rpow__``): it is told the truth."""
 _INSTANCECHECK = abc.ABCMeta.__instancecheck__.__code__
+_NUMPY_METHODS = frozenset(f.__name__ for f in vars(np).values() if isinstance(f, np.ufunc) and f.nin == 1)
+"""Unary numpy ufuncs: on an object array numpy calls each element's method of that name."""
 
 
 class Uniform:
@@ -428,6 +433,16 @@ class Uniform:
         if method == "__call__" and len(inputs) == 1 and ufunc.__name__ == "negative":
             return -inputs[0]
         raise cannot_follow(f"numpy.{ufunc.__name__} is applied to it")
+
+    def __getattr__(self, name: str) -> Any:
+        """numpy applies a ufunc to an object array (``np.log(rng.random(size=3))``) by calling the
+        element's method of the ufunc's name: refused like the ufunc on the draw itself."""
+        if name not in _NUMPY_METHODS:
+            raise AttributeError(name)
+
+        def refused() -> Any:  # numpy would turn an error while looking the method up into a TypeError
+            raise cannot_follow(f"numpy.{name} is applied to it (in an array)")
+        return refused
 
     def __str__(self) -> str:
         raise cannot_follow("it is turned into text (str(u))")
