@@ -126,7 +126,7 @@ def counted(fn: Callable[..., Any], runs: list[int]) -> Callable[..., Any]:
 
 
 def audit(fn, program, universe, claim_of, eps_value, n: int, cells: int):
-    """One statistical audit of ``fn`` at ``n`` samples per dataset, testing ``cells`` highest-loss cells:
+    """One statistical audit of ``fn`` at ``n`` samples per dataset, testing ``cells`` events:
     (result, runs, seconds)."""
     runs = [0]
     box = dp.black_box(counted(fn, runs), spec_program=program, samples=n, seed=0, cells=cells)

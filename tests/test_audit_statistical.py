@@ -620,3 +620,15 @@ def test_gaussian_outputs_are_tested_against_the_normal_cdf_and_mixed_laws_are_u
     assert run(np_gauss(1), gauss).status is Status.REFUTED
     mixed = run(np_flagged, flagged)
     assert mixed.status is Status.UNKNOWN and "discrete part beside the noisy values" in mixed.message
+
+
+def test_an_output_outside_every_cell_of_unbounded_noise_refutes_exactly() -> None:
+    def half_steps(data, eps, rng):  # BROKEN: one run in a hundred returns a non-integer
+        value = two_sided_code(1)(data, eps, rng)
+        return value + 0.5 if rng.random() < 0.01 else value
+
+    spec = dp.spec(dp.black_box(half_steps, spec_program=geo, samples=2_000), universe=PAIR,
+                   grid={eps: [Fraction(1, 2)]}, claims=[dp.conforms(geo)])
+    result, = dp.check(spec)
+    assert result.status is Status.REFUTED and "probability 0" in result.message
+    assert result.witness.output % 1 == 0.5

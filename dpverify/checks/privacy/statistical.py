@@ -141,8 +141,8 @@ def _impossible(spec: Spec, box: BlackBox, claim: Conforms, point: Point, ws: Wo
                 index: int, output: Any, keys: KeyMap) -> PointResult:
     """An output the spec never gives: refuted when the re-run with fresh seeds produces it again."""
     data = ws.datasets(spec)[0][index]
-    first = _counts(spec, box, point, ws, index, 0)
-    again = _counts(spec, box, point, ws, index, 1).get(output, 0)
+    first = _mapped(_counts(spec, box, point, ws, index, 0), keys)
+    again = _mapped(_counts(spec, box, point, ws, index, 1), keys).get(output, 0)
     name = getattr(claim.other, "__name__", "the spec program")
     seen = f"{first[output]} of {box.samples:,} samples"
     result.evidence.worst = SampledCell(repr(data), repr(output), first[output], [], "0")
@@ -157,6 +157,14 @@ def _impossible(spec: Spec, box: BlackBox, claim: Conforms, point: Point, ws: Wo
                       f"seeds), an output {name} gives probability 0: impossible under the spec (exact, "
                       f"error probability 0)")
     return result
+
+
+def _mapped(counts: Counter, keys: KeyMap) -> Counter:
+    """Sampled counts by the spec's keys (tails gather their integers); values no key holds stay as they are."""
+    mapped, missing = keys.counts(counts)
+    for value in missing:
+        mapped[value] += counts[value]
+    return mapped
 
 
 def _deviates(spec: Spec, box: BlackBox, claim: Conforms, point: Point, ws: Workspace, result: PointResult,
