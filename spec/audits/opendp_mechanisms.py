@@ -12,7 +12,8 @@ test of a claim), and a misuse is refuted only when a re-run with fresh samples 
 * ``dp.private(eps)``: the spec's exact law names the (X, X', event) cells of highest loss, and
   Clopper-Pearson bounds on OpenDP's two frequencies bound its epsilon from below.
 
-Mechanisms and the parameter that makes each eps-DP (OpenDP's own privacy maps agree):
+Mechanisms and the parameter that makes each eps-DP (OpenDP's own privacy maps say eps at d_in = 1,
+rounded up by an ulp for randomized response):
 
 * ``make_laplace`` / ``make_geometric`` on ``atom_domain(T=int)``, scale 1/eps: a count of
   bits (sensitivity 1) plus two-sided geometric noise with a = e^eps (spec/geometric.py);
