@@ -219,12 +219,13 @@ def _region(lo: int, hi: int, f: Callable[[int], Any], rising: bool, op: str, c:
 
 _COMPARISON_UFUNCS = {"less": "<", "less_equal": "<=", "greater": ">", "greater_equal": ">=", "equal": "==",
                       "not_equal": "!="}
-_REFLECTING = frozenset({Fraction._richcmp.__code__, Fraction.__eq__.__code__, Fraction.__add__.__code__,
-                         Fraction.__pow__.__code__})
+_REFLECTING = frozenset(method.__code__ for name in ("_richcmp", "__eq__", "__add__", "__pow__")
+                        if hasattr(method := getattr(Fraction, name, None), "__code__"))
 """Library code asking a draw's type only to hand the operation over to the draw, so that Python
 reflects ``Fraction(2, 3) > u`` into ``u < Fraction(2, 3)`` and ``Fraction(1, 4) + u`` into
 ``u.__radd__`` (``Fraction.__add__``'s code is that of every arithmetic operator of Fraction;
-``Fraction ** u`` becomes ``float ** u``, refused by ``u.__rpow__``): it is told the truth."""
+``Fraction ** u`` becomes ``float ** u``, refused by ``u.__rpow__``): it is told the truth.  These are
+internals of CPython's fractions module: should they change, such code is refused, never misread."""
 _INSTANCECHECK = abc.ABCMeta.__instancecheck__.__code__
 _NUMPY_METHODS = frozenset(f.__name__ for f in vars(np).values() if isinstance(f, np.ufunc) and f.nin == 1)
 """Unary numpy ufuncs: on an object array numpy calls each element's method of that name."""
