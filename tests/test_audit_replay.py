@@ -131,6 +131,46 @@ def test_noise_with_size_is_logged_element_by_element():
     assert np.array_equal(trace.output, np.random.default_rng(2).laplace([0.0, 1.0], 2.0, size=2))
 
 
+def test_vector_noise_records_each_elements_operand():
+    def vector(data, rng):
+        counts = np.array([1.0, 2.0, 3.0])
+        noise = rng.laplace(0, 1.0, size=3)
+        other = rng.laplace([0.0, 1.0], 1.0, size=2)
+        return counts + noise, [5 - other[i] for i in range(2)]
+    trace = record(vector, (0,), {}, "numpy", "rng", 6)
+    assert [_fed(d)[0] for d in trace.noise] == [1, 2, 3, 5, 4]  # 5 - (loc 1 + Z): fed 5 - 1
+    real = vector((0,), np.random.default_rng(6))
+    assert np.array_equal(trace.output[0], real[0]) and trace.output[1] == real[1]
+    assert type(trace.output[0]) is np.ndarray  # arithmetic gives plain arrays
+
+
+def test_noise_that_escapes_the_recorder_is_marked():
+    def escapes(data, rng):
+        return float(rng.laplace(0, 1)) + data[0], rng.laplace(data[0], 1), max(rng.laplace(0, 1), 0.5)
+    trace = record(escapes, (2,), {}, "numpy", "rng", 0)
+    assert "cannot follow" in trace.noise[0].fed.unclear  # float(noise) + x: not read as fed by 0
+    assert _fed(trace.noise[1]) == (2, None)  # released as drawn: fed its loc
+    assert _fed(trace.noise[2]) == (0, None) and trace.noise[2].fed.seen  # compared
+
+
+def test_vector_noise_histogram_is_replayed():
+    def hist_vector(data, eps, rng):
+        counts = np.bincount(np.asarray(data, dtype=int), minlength=4).astype(float)
+        return tuple(counts + rng.laplace(0, 1 / eps, size=4))
+
+    def hist_vector_two(data, eps, rng):
+        counts = np.bincount(np.asarray(data, dtype=int), minlength=5)[:4] * 1.0
+        counts[1:] += np.bincount(np.asarray(data, dtype=int), minlength=4)[:3]
+        return tuple(counts + rng.laplace(0, 1 / eps, size=4))
+
+    def histogram(data, eps):
+        return tuple(dp.laplace(sum(1 for r in data if r == b), 1 / eps) for b in range(4))
+    records = dp.universe([0, 1, 2], n=range(0, 3), neighbours=dp.ADD_REMOVE)
+    assert verdict(hist_vector, spec_program=histogram, universe=records).status is Status.CONSISTENT
+    point = verdict(hist_vector_two, spec_program=histogram, universe=records)
+    assert point.status is Status.REFUTED and point.evidence.trace.total_violation == "L1"
+
+
 # ----- verdicts -----------------------------------------------------------------------------
 
 EXPECTED = {"numpy_clipped_sum": Status.CONSISTENT, "sum_without_clip": Status.REFUTED,

@@ -10,15 +10,17 @@ A noise method (numpy ``laplace``, ``normal``, ``gumbel``, ``exponential``,
 ``standard_normal``, ``standard_exponential``; random's ``gauss``, ``normalvariate``,
 ``expovariate``) also logs its law: kind, ``loc`` and scale.  Its scalar result is a
 :class:`NoiseValue`, a float subclass that records the operand of the first ``+`` or ``-`` it
-takes part in (``value + rng.laplace(0, b)``, numpy scalars and arrays included, through
+takes part in (``value + rng.laplace(0, b)``, numpy scalars included, through
 ``__array_ufunc__``) and returns exactly what the real code computes (a plain float, or the
 numpy value numpy gives), so behaviour is unchanged.  The value *fed into* the call is then
-``loc`` plus that operand, with its sign.  Noise drawn with ``size=`` is logged element by
-element with its ``loc`` only: its results are plain arrays.
+``loc`` plus that operand, with its sign.  Noise drawn with ``size=`` is a :class:`NoiseArray`
+recording the same per element (``counts + rng.laplace(0, b, size=k)``, or element by element).
 
 Only the first ``+``/``-`` counts: ``rng.laplace(0, b) + a + b2`` feeds ``a`` (the later sum
-is on a plain float).  A noise value combined with another noise value, or used twice in
-sums, has no single value fed into it: that is logged (``unclear``), never guessed.
+is on a plain float).  A noise value combined with another noise value, used twice in sums,
+transformed before any sum (``2 * noise``, ``np.exp(noise)``), or never seen in a sum, a
+comparison or the output as drawn (``float(noise) + x`` escapes the recorder) has no value fed
+into it that the recorder can read: that is logged (``unclear``), never guessed.
 """
 from __future__ import annotations
 
@@ -61,6 +63,7 @@ class Fed:
     sign_noise: int = 1
     uses: int = 0
     unclear: Optional[str] = None
+    seen: bool = False  # the value took part in a sum, a comparison or other arithmetic the recorder saw
 
 
 @dataclass
@@ -121,17 +124,7 @@ class NoiseValue(float):
         return obj
 
     def _note(self, other: Any, sign_operand: int, sign_noise: int) -> None:
-        fed = self._fed
-        fed.uses += 1
-        if isinstance(other, NoiseValue):
-            fed.unclear = "added to another noise value"
-            other._fed.unclear = "added to another noise value"
-        elif fed.uses > 1:
-            fed.unclear = f"used in {fed.uses} sums"
-        elif isinstance(other, np.ndarray):
-            fed.unclear = "added to an array"
-        else:
-            fed.operand, fed.sign_operand, fed.sign_noise = other, sign_operand, sign_noise
+        _note(self._fed, other, sign_operand, sign_noise)
 
     @staticmethod
     def _plain(value: Any) -> Any:
@@ -156,8 +149,19 @@ class NoiseValue(float):
     def _transformed(self, how: str) -> None:
         """Arithmetic other than a sum (``2 * noise``, ``np.exp(noise)``): the noise's scale is no longer
         its call's, so no value fed into it is read (unless a sum already read one)."""
-        if self._fed.operand is None and self._fed.unclear is None:
-            self._fed.unclear = f"transformed by {how} before any sum"
+        _transformed(self._fed, how)
+
+    def _compare(name: str) -> Callable[..., Any]:  # noqa: N805  (builds methods in the class body)
+        real = getattr(float, name)
+
+        def method(self: "NoiseValue", other: Any) -> Any:
+            self._fed.seen = True
+            return real(float(self), NoiseValue._plain(other))
+        method.__name__ = name
+        return method
+
+    __lt__, __le__, __gt__, __ge__ = _compare("__lt__"), _compare("__le__"), _compare("__gt__"), _compare("__ge__")
+    del _compare
 
     def _other(name: str) -> Callable[..., Any]:  # noqa: N805  (builds methods in the class body)
         real = getattr(float, name)
@@ -181,11 +185,105 @@ class NoiseValue(float):
             self._note(other, -1 if (minus and first) else 1, -1 if (minus and not first) else 1)
         elif ufunc not in _READS:
             self._transformed(f"numpy.{ufunc.__name__}")
+        self._fed.seen = True
         plain = tuple(self._plain(i) for i in inputs)
         return getattr(ufunc, method)(*plain, **kwargs)
 
+    def item(self) -> float:  # what an element of a numpy array offers: a plain float (the recorder loses it)
+        return float(self)
+
     def __reduce__(self) -> Any:
         return (float, (float(self),))
+
+
+def _note(fed: Fed, other: Any, sign_operand: int, sign_noise: int) -> None:
+    """A sum ``sign_operand * other + sign_noise * noise``: the first one with a number gives the fed value."""
+    fed.uses += 1
+    fed.seen = True
+    if isinstance(other, (NoiseValue, NoiseArray)):
+        fed.unclear = "added to another noise value"
+        for other_fed in ([other._fed] if isinstance(other, NoiseValue) else other._feds.ravel().tolist()):
+            other_fed.unclear, other_fed.seen = "added to another noise value", True
+    elif fed.uses > 1:
+        fed.unclear = f"used in {fed.uses} sums"
+    elif isinstance(other, np.ndarray) and other.ndim:
+        fed.unclear = "added to an array"
+    else:
+        fed.operand, fed.sign_operand, fed.sign_noise = other, sign_operand, sign_noise
+
+
+def _transformed(fed: Fed, how: str) -> None:
+    fed.seen = True
+    if fed.operand is None and fed.unclear is None:
+        fed.unclear = f"transformed by {how} before any sum"
+
+
+class NoiseArray(np.ndarray):
+    """The result of a noise draw with ``size=``: an array whose elements record, like :class:`NoiseValue`,
+    the operand of their first sum (``counts + rng.laplace(0, b, size=k)``, elementwise); indexing and
+    iterating give :class:`NoiseValue` elements.  Results of arithmetic are plain arrays."""
+
+    _feds: np.ndarray  # one Fed per element, same shape
+
+    def __getitem__(self, index: Any) -> Any:
+        value, feds = self.view(np.ndarray)[index], self._feds[index]
+        if np.ndim(value) == 0:
+            return NoiseValue(float(value), feds)
+        return _noise_array(value, feds)
+
+    def __iter__(self) -> Any:
+        return (self[i] for i in range(len(self)))
+
+    def tolist(self) -> Any:
+        return [item.tolist() if isinstance(item, NoiseArray) else item for item in self]
+
+    def __array_ufunc__(self, ufunc: Any, method: str, *inputs: Any, **kwargs: Any) -> Any:
+        feds = self._feds.ravel().tolist()
+        if method == "__call__" and ufunc in (np.add, np.subtract) and len(inputs) == 2 and not kwargs:
+            first = inputs[0] is self
+            other = inputs[1] if first else inputs[0]
+            minus = ufunc is np.subtract
+            signs = (-1 if (minus and first) else 1, -1 if (minus and not first) else 1)
+            try:
+                others = np.broadcast_to(np.asarray(other, dtype=object), self.shape).ravel().tolist()
+            except ValueError:
+                others = None
+            if others is None or isinstance(other, (NoiseValue, NoiseArray)):
+                for fed in feds:
+                    _note(fed, other if isinstance(other, (NoiseValue, NoiseArray)) else np.asarray(other), *signs)
+            else:
+                for fed, operand in zip(feds, others):
+                    _note(fed, operand, *signs)
+        else:
+            for fed in feds:
+                if ufunc in _READS:
+                    fed.seen = True
+                else:
+                    _transformed(fed, f"numpy.{ufunc.__name__}")
+        plain = tuple(i.view(np.ndarray) if isinstance(i, NoiseArray) else NoiseValue._plain(i) for i in inputs)
+        return getattr(ufunc, method)(*plain, **kwargs)
+
+
+def _noise_array(values: np.ndarray, feds: np.ndarray) -> NoiseArray:
+    out = np.asarray(values).view(NoiseArray)
+    out._feds = feds
+    return out
+
+
+def _released(output: Any, value: float, seen: set) -> bool:
+    """Whether ``value`` (a noise draw's raw result) appears in the output, as it is (released raw)."""
+    if id(output) in seen:
+        return False
+    seen.add(id(output))
+    if isinstance(output, (float, np.floating)) and np.ndim(output) == 0:
+        return float(output) == value
+    if isinstance(output, np.ndarray):
+        return output.dtype.kind == "f" and bool(np.any(output.view(np.ndarray) == value))
+    if isinstance(output, dict):
+        output = list(output.values())
+    if isinstance(output, (tuple, list)):
+        return any(_released(item, value, seen) for item in output)
+    return False
 
 
 def _bind(names: tuple, defaults: dict, args: tuple, kwargs: dict) -> dict:
@@ -240,9 +338,13 @@ class _Recorder:
         values = np.asarray(result)
         locs = np.broadcast_to(np.asarray(loc, dtype=object), values.shape).ravel().tolist()
         scales = np.broadcast_to(np.asarray(scale, dtype=object), values.shape).ravel().tolist()
+        feds = []
         for element, (value, lo, sc) in enumerate(zip(values.ravel().tolist(), locs, scales)):
-            self._trace.noise.append(NoiseDraw(call.index, element, kind, sc, Fed(lo), float(value)))
-        return result
+            feds.append(Fed(lo))
+            self._trace.noise.append(NoiseDraw(call.index, element, kind, sc, feds[-1], float(value)))
+        holder = np.empty(len(feds), dtype=object)
+        holder[:] = feds
+        return _noise_array(values, holder.reshape(values.shape))
 
 
 @dataclass(frozen=True)
@@ -328,7 +430,12 @@ def record(fn: Callable[..., Any], data: tuple, params: dict, library: str, argu
         trace.output = fn(data, **params, **{argument: generator})
     except Exception as exc:  # the user's code failed: the check reports it with the trace so far
         trace.error = f"{type(exc).__name__}: {exc}"
+    for draw in trace.noise:  # a value never summed, compared, transformed or released: it escaped us
+        fed = draw.fed
+        if not fed.seen and fed.unclear is None and not _released(trace.output, draw.value, set()):
+            fed.unclear = ("used where the recorder cannot follow it (never in a sum, a comparison or the "
+                           "output as drawn: float(), .item(), np.float64() or .tolist() of it?)")
     return trace
 
 
-__all__ = ["Call", "Fed", "GENERATORS", "NoiseDraw", "NoiseValue", "RecordingNumpy", "RecordingRandom", "Trace", "record"]
+__all__ = ["Call", "Fed", "GENERATORS", "NoiseArray", "NoiseDraw", "NoiseValue", "RecordingNumpy", "RecordingRandom", "Trace", "record"]
