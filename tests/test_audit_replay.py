@@ -302,6 +302,18 @@ def test_what_cannot_be_compared_is_unknown_with_the_reason():
     assert point.status is Status.UNKNOWN and "dp.implementation" in point.message
 
 
+def test_a_mistake_in_the_spec_program_is_an_error_not_unknown():
+    def zero_scale(data, eps):
+        return dp.laplace(sum(data), 0)
+    point = verdict(correct, spec_program=zero_scale)
+    assert point.status is Status.ERROR and "must be positive" in point.message
+
+    def crashing(data, eps, rng):
+        raise ValueError("boom")
+    point = verdict(crashing)
+    assert point.status is Status.ERROR and "boom" in point.message and "with seed 0" in point.message
+
+
 def test_a_black_box_taking_a_generator_is_replayed_and_one_taking_a_seed_is_not():
     box = dp.spec(dp.black_box(wrong_clip), universe=VALUES, grid={eps: [1]},
                   claims=[dp.calibrated(clipped_sum)])
