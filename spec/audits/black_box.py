@@ -35,10 +35,9 @@ Further black boxes, each with its own ``np.random.default_rng(seed)`` (same fin
   consistent (the events include the spec's delta witness); leaking with probability 3/20 is
   refuted at (eps, 1/20).
 
-OpenDP's randomized response (``make_randomized_response_bool``) is audited in
-tests/test_audit_statistical.py, not here: its samplers cannot be seeded (``unseeded=True``), so
-its numbers are not reproducible, and opendp is not (yet) a dependency; there it is consistent
-with the spec, and its 2*eps misuse refuted.
+Libraries are audited in their own files: OpenDP (whose samplers cannot be seeded:
+``unseeded=True``) in spec/audits/opendp_mechanisms.py, diffprivlib in
+spec/audits/diffprivlib_mechanisms.py.
 """
 import math
 from fractions import Fraction
