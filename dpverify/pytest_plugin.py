@@ -291,6 +291,8 @@ class ClaimItem(pytest.Item):
                         if w.quantity == "density" else
                         (f"  D_alpha(X || X') = {w.p}", f"  claimed bound    = {w.p_prime}")
                         if w.quantity == "divergence" else
+                        (f"  {w.quantity} on X  = {w.p}", f"  {w.quantity} on X' = {w.p_prime}")
+                        if w.quantity in ("value fed into the noise", "total cost") else  # a grey-box replay
                         (f"  P(output|X)  = {w.p}", f"  P(output|X') = {w.p_prime}"))]
             if w.ratio:
                 lines.append(f"  ratio = {w.ratio}")

@@ -8,6 +8,7 @@ import inspect
 import itertools
 import json
 import random
+import textwrap
 from fractions import Fraction
 from pathlib import Path
 
@@ -434,6 +435,27 @@ def test_report_shows_a_control_flow_divergence():
     claim = type("C", (), {"points": [point], "claim_id": "c"})()
     pairs = [b for b in calibrated(claim, None, Context("t", lambda text: text)) if isinstance(b, Pairs)]
     assert pairs and pairs[0].items[0] == ("control flow diverges at call", first.divergence["index"])
+
+
+def test_pytest_shows_the_values_fed_into_the_noise(pytester):
+    pytester.mkdir("spec")
+    pytester.path.joinpath("spec", "unclipped.py").write_text(textwrap.dedent("""
+        import dpverify as dp
+        eps = dp.symbol("eps", positive=True)
+
+        def clipped_sum(data, eps):
+            return dp.laplace(sum(min(r, 1) for r in data), 1 / eps)
+
+        def unclipped(data, eps, rng):
+            return sum(data) + rng.laplace(0, 1 / eps)
+
+        bug = dp.spec(dp.implementation(unclipped), universe=dp.universe([0, 3], n=1, neighbours=dp.REPLACE_ONE),
+                      grid={eps: [1]}, claims=[dp.calibrated(clipped_sum)])
+    """))
+    result = pytester.runpytest("spec")
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(["*value fed into the noise on X  = 0*", "*value fed into the noise on X' = 3*"])
+    assert "P(output|X)" not in result.stdout.str()
 
 
 def test_figures_are_plain_json(greybox):
