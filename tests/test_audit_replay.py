@@ -298,6 +298,11 @@ def test_what_cannot_be_compared_is_unknown_with_the_reason():
     point = verdict(correct, spec_program=nested)
     assert point.status is Status.UNKNOWN and "noisy value" in point.message
 
+    def coin(data, eps):
+        return dp.randomized_response(min(data[0], 1), eps)
+    point = verdict(correct, spec_program=coin)
+    assert point.status is Status.UNKNOWN and "no calibration to compare" in point.message
+
     plain = dp.spec(clipped_sum, universe=VALUES, grid={eps: [1]}, claims=[dp.calibrated(clipped_sum)])
     [point] = dp.check(plain)
     assert point.status is Status.UNKNOWN and "dp.implementation" in point.message

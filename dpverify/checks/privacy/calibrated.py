@@ -153,6 +153,11 @@ class Replay:
             self.result.message = (f"the sensitivity of {name}'s noise calls cannot be derived: a centre is computed "
                                    f"from earlier noise ({exc.problem}), so its calls have no centre of the data alone")
             return self.result
+        if not self.calls:
+            self.result.message = (f"the spec program {name} adds no continuous noise (dp.laplace, dp.gaussian, "
+                                   "dp.exponential_noise) on any dataset: there is no calibration to compare; claim "
+                                   "dp.conforms or dp.private about the implementation instead")
+            return self.result
         self.spec_costs = [sympy.sympify(c.delta) / sympy.sympify(c.scale) for c in self.calls]
         self.ev.spec_calls = [{"call": str(c.index + 1), "kind": c.kind, "site": _site(c.site), "scale": _show(c.scale),
                                "delta": _show(c.delta), "spec_cost": _show(cost)}
