@@ -470,3 +470,11 @@ def test_figures_are_plain_json(greybox):
             assert json.loads(json.dumps(figures)) == figures
             assert {"search", "pairs_run", "seeds", "spec_calls", "trace"} <= set(figures)
             assert all(isinstance(v, str) for call in figures["spec_calls"] for v in call.values())
+
+
+def test_a_universe_too_large_for_the_work_limit_is_refused_before_replaying():
+    from dpverify.checks import Workspace, check_point
+    spec = dp.spec(dp.implementation(correct), universe=VALUES, grid={eps: [1]}, claims=[dp.calibrated(clipped_sum)])
+    ws = Workspace(Options(max_work=10))
+    point = check_point(spec, spec.claims[0], spec.points_for(spec.claims[0])[0], ws)
+    assert point.status is Status.ERROR and "units of work" in point.message

@@ -43,7 +43,7 @@ from ...engine.backend import exact_sign
 from ...engine.centres import Unmatchable, largest_totals, noise_calls, sensitivities, sequence, total
 from ...engine.parameter import program_value
 from ...engine.reading import keywords
-from ...engine.work import params
+from ...engine.work import guard, params
 from ...errors import SpecError
 from ...evidence import ReplayCall, ReplayEvidence, ReplayTrace
 from ...replay import relative
@@ -126,6 +126,7 @@ class Replay:
         exact = {k: program_value(v) for k, v in params(point).items()}
         self.spec_params = exact
         self.impl_params = {k: convert(v) for k, v in keywords(spec.mechanism, exact, skip=1).items()}
+        self.point = point
         self.seeds = [claim.seed + i for i in range(claim.seeds)]
         self.ev: ReplayEvidence = result.evidence  # type: ignore[assignment]
         self.ev.seeds = self.seeds
@@ -134,10 +135,11 @@ class Replay:
     # -- the spec ---------------------------------------------------------------------------------
 
     def run(self) -> PointResult:
-        datasets, left, right = self.ws.datasets(self.spec)
-        self.datasets, self.index = datasets, {d: i for i, d in enumerate(datasets)}
         name = getattr(self.claim.other, "__name__", "the spec program")
         try:
+            guard(self.spec, self.claim.other, self.point, self.ws.options)  # the universe the spec runs on, bounded
+            datasets, left, right = self.ws.datasets(self.spec)
+            self.datasets, self.index = datasets, {d: i for i, d in enumerate(datasets)}
             paths = [sequence(noise_calls(self.claim.other, d, self.spec_params), d) for d in datasets]
             self.lengths = [lengths for _, lengths in paths]
             calls = [calls for calls, _ in paths]
