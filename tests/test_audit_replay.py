@@ -144,6 +144,17 @@ def test_vector_noise_records_each_elements_operand():
     assert np.array_equal(trace.output[0], real[0]) and trace.output[1] == real[1]
     assert type(trace.output[0]) is np.ndarray  # arithmetic gives plain arrays
 
+    def in_place(data, rng):
+        counts = np.array([1.0, 2.0])
+        counts += rng.laplace(0, 1, size=2)
+        square = rng.laplace(0, 1, size=(2, 2))
+        return counts, square.T + np.array([[1.0, 2.0], [3.0, 4.0]])
+    trace = record(in_place, (0,), {}, "numpy", "rng", 6)
+    assert [_fed(d)[0] for d in trace.noise[:2]] == [1, 2]  # counts += noise
+    assert all("cannot follow" in d.fed.unclear for d in trace.noise[2:])  # a transpose loses the elements' order
+    real = in_place((0,), np.random.default_rng(6))
+    assert all(np.array_equal(a, b) for a, b in zip(trace.output, real))
+
 
 def test_noise_that_escapes_the_recorder_is_marked():
     def escapes(data, rng):

@@ -178,7 +178,7 @@ class NoiseValue(float):
     del _op, _other
 
     def __array_ufunc__(self, ufunc: Any, method: str, *inputs: Any, **kwargs: Any) -> Any:
-        if method == "__call__" and ufunc in (np.add, np.subtract) and len(inputs) == 2 and not kwargs:
+        if _is_sum(ufunc, method, inputs, kwargs):
             first = inputs[0] is self
             other = inputs[1] if first else inputs[0]
             minus = ufunc is np.subtract
@@ -186,8 +186,7 @@ class NoiseValue(float):
         elif ufunc not in _READS:
             self._transformed(f"numpy.{ufunc.__name__}")
         self._fed.seen = True
-        plain = tuple(self._plain(i) for i in inputs)
-        return getattr(ufunc, method)(*plain, **kwargs)
+        return _call_plain(ufunc, method, inputs, kwargs)
 
     def item(self) -> float:  # what an element of a numpy array offers: a plain float (the recorder loses it)
         return float(self)
@@ -223,9 +222,14 @@ class NoiseArray(np.ndarray):
     the operand of their first sum (``counts + rng.laplace(0, b, size=k)``, elementwise); indexing and
     iterating give :class:`NoiseValue` elements.  Results of arithmetic are plain arrays."""
 
-    _feds: np.ndarray  # one Fed per element, same shape
+    _feds: Optional[np.ndarray]  # one Fed per element, same shape; None on a view numpy made (reshape, .T)
+
+    def __array_finalize__(self, obj: Any) -> None:
+        self._feds = None  # an array numpy derives (a view, a transpose, a copy) does not carry the draws
 
     def __getitem__(self, index: Any) -> Any:
+        if self._feds is None:  # elements the recorder lost: the escape check after the run judges them
+            return self.view(np.ndarray)[index]
         value, feds = self.view(np.ndarray)[index], self._feds[index]
         if np.ndim(value) == 0:
             return NoiseValue(float(value), feds)
@@ -238,8 +242,8 @@ class NoiseArray(np.ndarray):
         return [item.tolist() if isinstance(item, NoiseArray) else item for item in self]
 
     def __array_ufunc__(self, ufunc: Any, method: str, *inputs: Any, **kwargs: Any) -> Any:
-        feds = self._feds.ravel().tolist()
-        if method == "__call__" and ufunc in (np.add, np.subtract) and len(inputs) == 2 and not kwargs:
+        feds = [] if self._feds is None or not any(i is self for i in inputs) else self._feds.ravel().tolist()
+        if _is_sum(ufunc, method, inputs, kwargs) and feds:
             first = inputs[0] is self
             other = inputs[1] if first else inputs[0]
             minus = ufunc is np.subtract
@@ -260,8 +264,29 @@ class NoiseArray(np.ndarray):
                     fed.seen = True
                 else:
                     _transformed(fed, f"numpy.{ufunc.__name__}")
-        plain = tuple(i.view(np.ndarray) if isinstance(i, NoiseArray) else NoiseValue._plain(i) for i in inputs)
-        return getattr(ufunc, method)(*plain, **kwargs)
+        return _call_plain(ufunc, method, inputs, kwargs)
+
+
+def _is_sum(ufunc: Any, method: str, inputs: tuple, kwargs: dict) -> bool:
+    """``a + b`` or ``a - b`` (``out=`` allowed: ``counts += noise``)."""
+    return (method == "__call__" and ufunc in (np.add, np.subtract) and len(inputs) == 2
+            and set(kwargs) <= {"out"})
+
+
+def _call_plain(ufunc: Any, method: str, inputs: tuple, kwargs: dict) -> Any:
+    """The ufunc on plain values (noise arrays as plain views, writing into the same memory), returning what
+    numpy returns (the ``out`` array itself when one is given)."""
+    def plain(value: Any) -> Any:
+        if isinstance(value, NoiseArray):
+            return value.view(np.ndarray)
+        return NoiseValue._plain(value)
+    out = kwargs.get("out")
+    if out is not None:
+        kwargs = dict(kwargs, out=tuple(plain(o) for o in out))
+    result = getattr(ufunc, method)(*(plain(i) for i in inputs), **kwargs)
+    if out is not None and len(out) == 1:
+        return out[0]
+    return result
 
 
 def _noise_array(values: np.ndarray, feds: np.ndarray) -> NoiseArray:
