@@ -18,7 +18,7 @@ from hypothesis import HealthCheck, given, settings, strategies as st
 
 import dpverify as dp
 from dpverify.checks import Options
-from dpverify.checks.privacy.calibrated import _fed
+from dpverify.checks.privacy.calibrated import readings
 from dpverify.dsl.recording import NoiseValue, RecordingNumpy, RecordingRandom, record
 from dpverify.errors import SpecError
 from dpverify.evidence import ReplayEvidence
@@ -33,6 +33,13 @@ REPO = Path(__file__).resolve().parent.parent
 GREYBOX = REPO / "spec/audits/greybox.py"
 eps = dp.symbol("eps", positive=True)
 VALUES = dp.universe([0, 1, 2, 3], n=2, neighbours=dp.REPLACE_ONE)
+
+
+def fed_value(draw):
+    """The one reading of the value fed into a draw (a single sum, or none), or (None, why)."""
+    values, why = readings(draw)
+    assert values is None or len(values) == 1, values
+    return (values[0] if values else None), why
 
 
 def line_of(fn, text: str) -> int:
@@ -68,7 +75,7 @@ def test_recorder_logs_calls_sites_and_gives_the_real_generators_results():
              line_of(program, "rng.normal")]
     assert [c.line for c in trace.calls] == lines + [lines[-1] + 0]  # both draws of the return line
     assert all(c.file == __file__ for c in trace.calls)
-    fed = [_fed(d)[0] for d in trace.noise]
+    fed = [fed_value(d)[0] for d in trace.noise]
     assert fed == [3, 1 - 1, 1]  # 3 + Lap(0, 2); normal(1, .5) - x0 = (1 - x0) + Z; x0 + Exp(3)
     assert [d.kind for d in trace.noise] == ["laplace", "gaussian", "exponential"]
     assert [d.scale for d in trace.noise] == [2.0, 0.5, 3.0]
@@ -77,26 +84,42 @@ def test_recorder_logs_calls_sites_and_gives_the_real_generators_results():
 
 def test_every_form_of_a_sum_records_its_other_operand():
     forms = {
-        "value + noise": (lambda v, n: v + n, 5, 1, 1),
-        "noise + value": (lambda v, n: n + v, 5, 1, 1),
-        "value - noise": (lambda v, n: v - n, 5, 1, -1),
-        "noise - value": (lambda v, n: n - v, -5, -1, 1),
-        "np.float64 + noise": (lambda v, n: np.float64(v) + n, 5, 1, 1),
-        "np.int64 - noise": (lambda v, n: np.int64(v) - n, 5, 1, -1),
-        "noise + np.float64": (lambda v, n: n + np.float64(v), 5, 1, 1),
-        "Fraction + noise": (lambda v, n: Fraction(v) + n, 5, 1, 1),
+        "value + noise": (lambda v, n: v + n, 5),
+        "noise + value": (lambda v, n: n + v, 5),
+        "value - noise": (lambda v, n: v - n, 5),
+        "noise - value": (lambda v, n: n - v, -5),
+        "np.float64 + noise": (lambda v, n: np.float64(v) + n, 5),
+        "np.int64 - noise": (lambda v, n: np.int64(v) - n, 5),
+        "noise + np.float64": (lambda v, n: n + np.float64(v), 5),
+        "Fraction + noise": (lambda v, n: Fraction(v) + n, 5),
     }
-    for name, (combine, centre, sign_operand, sign_noise) in forms.items():
+    for name, (combine, centre) in forms.items():
         rng = RecordingNumpy(4)
-        noise = rng.laplace(0, 1)
-        out = combine(5, noise)
-        real_noise = np.random.default_rng(4).laplace(0, 1)
-        expected = combine(5, real_noise)
-        assert out == expected and type(out) is type(expected), name  # behaviour unchanged
-        assert type(out) is not NoiseValue, name
-        draw = rng._trace.noise[0]
-        assert (draw.fed.sign_operand, draw.fed.sign_noise) == (sign_operand, sign_noise), name
-        assert _fed(draw) == (centre, None), name
+        out = combine(5, rng.laplace(0, 1))
+        expected = combine(5, np.random.default_rng(4).laplace(0, 1))
+        assert out == expected and isinstance(out, type(expected)), name  # the value the real code computes
+        assert type(out) is type(expected) or type(out) is NoiseValue, name  # numpy results stay numpy's
+        assert fed_value(rng._trace.noise[0]) == (centre, None), name
+
+
+def test_chains_of_sums_give_every_reading_and_the_cost_is_the_least():
+    def chains(data, rng):
+        a = rng.laplace(1, 1) + 3 - 4  # readings (1 + 3) and (1 + 3 - 4)
+        b = 10 - (rng.laplace(0, 1) + 2)  # readings 2 and 10 - 2
+        return a, b
+    trace = record(chains, (0,), {}, "numpy", "rng", 0)
+    assert [readings(d)[0] for d in trace.noise] == [[4, 0], [2, 8]]
+    assert trace.output == chains((0,), np.random.default_rng(0))
+
+    def compensated(data, eps, rng):  # the first sum moves by 3, the whole chain by 1: calibrated
+        return rng.laplace(0, 1 / eps) + sum(data) - sum(max(r - 1, 0) for r in data)
+    point = verdict(compensated)
+    assert point.status is Status.CONSISTENT, point.message
+
+    def uncompensated(data, eps, rng):  # every reading moves by more than the spec's 1
+        return rng.laplace(0, 1 / eps) + sum(data) - sum(max(r - 2, 0) for r in data)
+    point = verdict(uncompensated)
+    assert point.status is Status.REFUTED and "readings" in point.evidence.trace.calls[0].note
 
 
 def test_noise_without_a_single_fed_value_is_marked_not_guessed():
@@ -107,10 +130,11 @@ def test_noise_without_a_single_fed_value_is_marked_not_guessed():
         return a + b, c + 1, c + 2, 2 * d + 1, np.array([1.0, 2.0]) + rng.laplace(0, 1), np.exp(rng.laplace(0, 1))
     trace = record(used, (0,), {}, "numpy", "rng", 1)
     unclear = [d.fed.unclear for d in trace.noise]
-    assert unclear == ["added to another noise value", "added to another noise value", "used in 2 sums",
+    assert unclear == ["added to another noise value", "added to another noise value", None,
                        "transformed by rmul before any sum", "added to an array",
                        "transformed by numpy.exp before any sum"]
-    assert all(_fed(d)[0] is None for d in trace.noise)
+    assert readings(trace.noise[2]) == ([1, 2], None)  # used in two sums: two readings, both kept
+    assert all(readings(d)[0] is None for d in trace.noise if d.fed.unclear)
     real = used((0,), np.random.default_rng(1))
     assert all(np.array_equal(a, b) for a, b in zip(trace.output, real))
 
@@ -121,14 +145,14 @@ def test_random_random_is_recorded_outermost_calls_only():
     trace = record(code, (3,), {}, "random", "rng", 9)
     assert trace.output == code((3,), random.Random(9))
     assert [c.method for c in trace.calls] == ["gauss", "expovariate", "randrange"]  # not gauss's random()s
-    assert [_fed(d)[0] for d in trace.noise] == [3, 3]
+    assert [fed_value(d)[0] for d in trace.noise] == [3, 3]
     assert trace.noise[1].scale.rate == Fraction(1, 2)  # expovariate(lambd): scale 1/lambd, exactly
     assert isinstance(RecordingRandom(0), random.Random)
 
 
 def test_noise_with_size_is_logged_element_by_element():
     trace = record(lambda data, rng: rng.laplace([0.0, 1.0], 2.0, size=2), (0,), {}, "numpy", "rng", 2)
-    assert [(d.element, _fed(d)[0]) for d in trace.noise] == [(0, 0), (1, 1)]
+    assert [(d.element, fed_value(d)[0]) for d in trace.noise] == [(0, 0), (1, 1)]
     assert np.array_equal(trace.output, np.random.default_rng(2).laplace([0.0, 1.0], 2.0, size=2))
 
 
@@ -139,10 +163,10 @@ def test_vector_noise_records_each_elements_operand():
         other = rng.laplace([0.0, 1.0], 1.0, size=2)
         return counts + noise, [5 - other[i] for i in range(2)]
     trace = record(vector, (0,), {}, "numpy", "rng", 6)
-    assert [_fed(d)[0] for d in trace.noise] == [1, 2, 3, 5, 4]  # 5 - (loc 1 + Z): fed 5 - 1
+    assert [fed_value(d)[0] for d in trace.noise] == [1, 2, 3, 5, 4]  # 5 - (loc 1 + Z): fed 5 - 1
     real = vector((0,), np.random.default_rng(6))
     assert np.array_equal(trace.output[0], real[0]) and trace.output[1] == real[1]
-    assert type(trace.output[0]) is np.ndarray  # arithmetic gives plain arrays
+    assert isinstance(trace.output[0], np.ndarray)
 
     def in_place(data, rng):
         counts = np.array([1.0, 2.0])
@@ -150,7 +174,7 @@ def test_vector_noise_records_each_elements_operand():
         square = rng.laplace(0, 1, size=(2, 2))
         return counts, square.T + np.array([[1.0, 2.0], [3.0, 4.0]])
     trace = record(in_place, (0,), {}, "numpy", "rng", 6)
-    assert [_fed(d)[0] for d in trace.noise[:2]] == [1, 2]  # counts += noise
+    assert [fed_value(d)[0] for d in trace.noise[:2]] == [1, 2]  # counts += noise
     assert all("cannot follow" in d.fed.unclear for d in trace.noise[2:])  # a transpose loses the elements' order
     real = in_place((0,), np.random.default_rng(6))
     assert all(np.array_equal(a, b) for a, b in zip(trace.output, real))
@@ -161,8 +185,8 @@ def test_noise_that_escapes_the_recorder_is_marked():
         return float(rng.laplace(0, 1)) + data[0], rng.laplace(data[0], 1), max(rng.laplace(0, 1), 0.5)
     trace = record(escapes, (2,), {}, "numpy", "rng", 0)
     assert "cannot follow" in trace.noise[0].fed.unclear  # float(noise) + x: not read as fed by 0
-    assert _fed(trace.noise[1]) == (2, None)  # released as drawn: fed its loc
-    assert _fed(trace.noise[2]) == (0, None) and trace.noise[2].fed.seen  # compared
+    assert fed_value(trace.noise[1]) == (2, None)  # released as drawn: fed its loc
+    assert fed_value(trace.noise[2]) == (0, None) and trace.noise[2].fed.seen  # compared
 
 
 def test_vector_noise_histogram_is_replayed():

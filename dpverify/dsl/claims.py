@@ -153,6 +153,7 @@ def conforms(spec_program: Callable[..., Any], *, tolerance: Any = 0, id: Option
                         "use 0 for the exact law, or a small bound such as Fraction(1, 2**50)")
     return Conforms(other=spec_program, tolerance=bound, id=id, expect=expect)
 
+
 @dataclass(frozen=True)
 class Calibrated(Claim):
     """Grey-box replay: the implementation's noise is calibrated as the spec program's.

@@ -9,18 +9,18 @@ its method, arguments, result and the user's file:line (:func:`.instrumented.use
 A noise method (numpy ``laplace``, ``normal``, ``gumbel``, ``exponential``,
 ``standard_normal``, ``standard_exponential``; random's ``gauss``, ``normalvariate``,
 ``expovariate``) also logs its law: kind, ``loc`` and scale.  Its scalar result is a
-:class:`NoiseValue`, a float subclass that records the operand of the first ``+`` or ``-`` it
-takes part in (``value + rng.laplace(0, b)``, numpy scalars included, through
-``__array_ufunc__``) and returns exactly what the real code computes (a plain float, or the
-numpy value numpy gives), so behaviour is unchanged.  The value *fed into* the call is then
-``loc`` plus that operand, with its sign.  Noise drawn with ``size=`` is a :class:`NoiseArray`
-recording the same per element (``counts + rng.laplace(0, b, size=k)``, or element by element).
+:class:`NoiseValue`, a float subclass that records the sums it takes part in (``value +
+rng.laplace(0, b)``, numpy scalars included, through ``__array_ufunc__``); a sum with a Python
+number is again a :class:`NoiseValue` (equal to what the real code computes), so a chain
+``rng.laplace(0, b) + a - c`` is followed; with a numpy operand the result is numpy's own value.
+Each chain gives one *reading* of the value fed into the call (``loc + a``, then ``loc + a - c``).
+Noise drawn with ``size=`` is a :class:`NoiseArray` recording the same per element
+(``counts + rng.laplace(0, b, size=k)``, ``counts += ...``, or element by element).
 
-Only the first ``+``/``-`` counts: ``rng.laplace(0, b) + a + b2`` feeds ``a`` (the later sum
-is on a plain float).  A noise value combined with another noise value, used twice in sums,
-transformed before any sum (``2 * noise``, ``np.exp(noise)``), or never seen in a sum, a
-comparison or the output as drawn (``float(noise) + x`` escapes the recorder) has no value fed
-into it that the recorder can read: that is logged (``unclear``), never guessed.
+A noise value combined with another noise value, transformed before any sum (``2 * noise``,
+``np.exp(noise)``), or never seen in a sum, a comparison or the output as drawn (``float(noise) +
+x`` escapes the recorder) has no value fed into it that the recorder can read: that is logged
+(``unclear``), never guessed.
 """
 from __future__ import annotations
 
@@ -53,17 +53,15 @@ RANDOM_DEFAULTS = {"mu": 0.0, "sigma": 1.0, "lambd": 1.0}
 
 @dataclass
 class Fed:
-    """What one noise draw was added to: ``loc`` and the operand of its first ``+``/``-`` (raw values,
-    read exactly later), with the signs of the released value ``sign_operand * operand + sign_loc *
-    (loc + Z)``; ``unclear`` says why no single value was fed (another noise value, two sums...)."""
+    """What one noise draw was added to: its ``loc``, and every chain of sums it took part in (``paths``:
+    each a tuple of steps ``(sign of the noisy value, sign of the operand, operand)``, raw values read
+    exactly later).  ``unclear`` says why no value fed into it can be read (another noise value, a
+    transform before any sum, an escape); ``seen``: it took part in something the recorder saw."""
 
     loc: Any = 0
-    operand: Any = None
-    sign_operand: int = 1
-    sign_noise: int = 1
-    uses: int = 0
+    paths: list = field(default_factory=list)
     unclear: Optional[str] = None
-    seen: bool = False  # the value took part in a sum, a comparison or other arithmetic the recorder saw
+    seen: bool = False
 
 
 @dataclass
@@ -109,47 +107,45 @@ _READS = frozenset({np.greater, np.greater_equal, np.less, np.less_equal, np.equ
                     np.isnan, np.isinf, np.signbit})
 """numpy functions that read a noise value without transforming it (comparisons, tests)."""
 
+Step = tuple  # (sign of the noisy value, sign of the other operand, the other operand): new = s1 * old + s2 * other
+
 
 class NoiseValue(float):
-    """A noise draw's scalar result: a float that records the operand of its first ``+`` or ``-``.
+    """A noise draw's scalar result, or a sum it took part in: a float carrying the draw's :class:`Fed` and
+    the ``path`` of sums from the draw to this value (``()`` for the draw itself).
 
-    Arithmetic returns what the real code computes (a plain float, or numpy's value for numpy
-    operands); every other numpy function sees a plain float."""
+    A sum with a number returns a new :class:`NoiseValue` (its value what the real code computes) whose
+    path is one step longer, and records that path on the draw; with a numpy operand it returns numpy's
+    value (the chain ends there).  A sum with another noise value, or arithmetic other than sums before
+    any sum, makes the fed value unclear; comparisons only mark the draw as seen."""
 
     _fed: Fed
+    _path: tuple
 
-    def __new__(cls, value: float, fed: Fed) -> "NoiseValue":
+    def __new__(cls, value: float, fed: Fed, path: tuple = ()) -> "NoiseValue":
         obj = super().__new__(cls, value)
-        obj._fed = fed
+        obj._fed, obj._path = fed, path
         return obj
-
-    def _note(self, other: Any, sign_operand: int, sign_noise: int) -> None:
-        _note(self._fed, other, sign_operand, sign_noise)
 
     @staticmethod
     def _plain(value: Any) -> Any:
         return float(value) if isinstance(value, NoiseValue) else value
 
+    def _sum(self, other: Any, sign_self: int, sign_other: int, value: Any) -> Any:
+        path = _note(self._fed, self._path, other, sign_self, sign_other)
+        return NoiseValue(value, self._fed, path) if path is not None and type(value) is float else value
+
     def __add__(self, other: Any) -> Any:
-        self._note(other, 1, 1)
-        return float(self) + self._plain(other)
+        return self._sum(other, 1, 1, float(self) + self._plain(other))
 
     def __radd__(self, other: Any) -> Any:
-        self._note(other, 1, 1)
-        return self._plain(other) + float(self)
+        return self._sum(other, 1, 1, self._plain(other) + float(self))
 
     def __sub__(self, other: Any) -> Any:
-        self._note(other, -1, 1)
-        return float(self) - self._plain(other)
+        return self._sum(other, 1, -1, float(self) - self._plain(other))
 
     def __rsub__(self, other: Any) -> Any:
-        self._note(other, 1, -1)
-        return self._plain(other) - float(self)
-
-    def _transformed(self, how: str) -> None:
-        """Arithmetic other than a sum (``2 * noise``, ``np.exp(noise)``): the noise's scale is no longer
-        its call's, so no value fed into it is read (unless a sum already read one)."""
-        _transformed(self._fed, how)
+        return self._sum(other, -1, 1, self._plain(other) - float(self))
 
     def _compare(name: str) -> Callable[..., Any]:  # noqa: N805  (builds methods in the class body)
         real = getattr(float, name)
@@ -167,7 +163,7 @@ class NoiseValue(float):
         real = getattr(float, name)
 
         def method(self: "NoiseValue", *args: Any) -> Any:
-            self._transformed(name.strip("_"))
+            _transformed(self._fed, self._path, name.strip("_"))
             return real(float(self), *(NoiseValue._plain(a) for a in args))
         method.__name__ = name
         return method
@@ -178,14 +174,15 @@ class NoiseValue(float):
     del _op, _other
 
     def __array_ufunc__(self, ufunc: Any, method: str, *inputs: Any, **kwargs: Any) -> Any:
-        if _is_sum(ufunc, method, inputs, kwargs):
+        if _is_sum(ufunc, method, inputs, kwargs) and any(i is self for i in inputs):
             first = inputs[0] is self
             other = inputs[1] if first else inputs[0]
             minus = ufunc is np.subtract
-            self._note(other, -1 if (minus and first) else 1, -1 if (minus and not first) else 1)
-        elif ufunc not in _READS:
-            self._transformed(f"numpy.{ufunc.__name__}")
-        self._fed.seen = True
+            _note(self._fed, self._path, other, -1 if (minus and not first) else 1, -1 if (minus and first) else 1)
+        elif ufunc in _READS:
+            self._fed.seen = True
+        else:
+            _transformed(self._fed, self._path, f"numpy.{ufunc.__name__}")
         return _call_plain(ufunc, method, inputs, kwargs)
 
     def item(self) -> float:  # what an element of a numpy array offers: a plain float (the recorder loses it)
@@ -195,45 +192,54 @@ class NoiseValue(float):
         return (float, (float(self),))
 
 
-def _note(fed: Fed, other: Any, sign_operand: int, sign_noise: int) -> None:
-    """A sum ``sign_operand * other + sign_noise * noise``: the first one with a number gives the fed value."""
-    fed.uses += 1
+def _note(fed: Fed, path: tuple, other: Any, sign_self: int, sign_other: int) -> Optional[tuple]:
+    """A sum ``sign_self * (noisy value at path) + sign_other * other``: the new path, recorded on the draw
+    as one reading of the value fed into it; None when there is no single reading (another noise value,
+    an array operand)."""
     fed.seen = True
     if isinstance(other, (NoiseValue, NoiseArray)):
         fed.unclear = "added to another noise value"
-        for other_fed in ([other._fed] if isinstance(other, NoiseValue) else other._feds.ravel().tolist()):
+        for other_fed in ([other._fed] if isinstance(other, NoiseValue) else _feds_of(other)):
             other_fed.unclear, other_fed.seen = "added to another noise value", True
-    elif fed.uses > 1:
-        fed.unclear = f"used in {fed.uses} sums"
-    elif isinstance(other, np.ndarray) and other.ndim:
+        return None
+    if isinstance(other, np.ndarray) and other.ndim:
         fed.unclear = "added to an array"
-    else:
-        fed.operand, fed.sign_operand, fed.sign_noise = other, sign_operand, sign_noise
+        return None
+    new = path + ((sign_self, sign_other, other),)
+    fed.paths.append(new)
+    return new
 
 
-def _transformed(fed: Fed, how: str) -> None:
+def _transformed(fed: Fed, path: tuple, how: str) -> None:
+    """Arithmetic other than a sum: on the draw itself before any sum, its scale is no longer the call's, so
+    no value fed into it is read; on a sum, the readings so far stand (the chain ends)."""
     fed.seen = True
-    if fed.operand is None and fed.unclear is None:
+    if not path and not fed.paths and fed.unclear is None:
         fed.unclear = f"transformed by {how} before any sum"
 
 
-class NoiseArray(np.ndarray):
-    """The result of a noise draw with ``size=``: an array whose elements record, like :class:`NoiseValue`,
-    the operand of their first sum (``counts + rng.laplace(0, b, size=k)``, elementwise); indexing and
-    iterating give :class:`NoiseValue` elements.  Results of arithmetic are plain arrays."""
+def _feds_of(array: "NoiseArray") -> list:
+    return [] if array._feds is None else array._feds.ravel().tolist()
 
-    _feds: Optional[np.ndarray]  # one Fed per element, same shape; None on a view numpy made (reshape, .T)
+
+class NoiseArray(np.ndarray):
+    """The result of a noise draw with ``size=`` (or of a sum of one): an array whose elements carry, like
+    :class:`NoiseValue`, their draw's :class:`Fed` and path of sums (``counts + rng.laplace(0, b,
+    size=k)``, elementwise, ``+=`` included); indexing and iterating give :class:`NoiseValue` elements."""
+
+    _feds: Optional[np.ndarray]  # one Fed per element, same shape; None on an array numpy derived
+    _paths: Optional[np.ndarray]  # one path per element
 
     def __array_finalize__(self, obj: Any) -> None:
-        self._feds = None  # an array numpy derives (a view, a transpose, a copy) does not carry the draws
+        self._feds = self._paths = None  # a view, transpose or copy numpy makes does not carry the draws
 
     def __getitem__(self, index: Any) -> Any:
         if self._feds is None:  # elements the recorder lost: the escape check after the run judges them
             return self.view(np.ndarray)[index]
-        value, feds = self.view(np.ndarray)[index], self._feds[index]
+        value, feds, paths = self.view(np.ndarray)[index], self._feds[index], self._paths[index]
         if np.ndim(value) == 0:
-            return NoiseValue(float(value), feds)
-        return _noise_array(value, feds)
+            return NoiseValue(float(value), feds, paths)
+        return _noise_array(value, feds, paths)
 
     def __iter__(self) -> Any:
         return (self[i] for i in range(len(self)))
@@ -242,29 +248,48 @@ class NoiseArray(np.ndarray):
         return [item.tolist() if isinstance(item, NoiseArray) else item for item in self]
 
     def __array_ufunc__(self, ufunc: Any, method: str, *inputs: Any, **kwargs: Any) -> Any:
-        feds = [] if self._feds is None or not any(i is self for i in inputs) else self._feds.ravel().tolist()
-        if _is_sum(ufunc, method, inputs, kwargs) and feds:
-            first = inputs[0] is self
-            other = inputs[1] if first else inputs[0]
-            minus = ufunc is np.subtract
-            signs = (-1 if (minus and first) else 1, -1 if (minus and not first) else 1)
-            try:
+        mine = self._feds is not None and any(i is self for i in inputs)
+        feds = self._feds.ravel().tolist() if mine else []
+        paths = self._paths.ravel().tolist() if mine else []
+        other, others = (inputs[1] if inputs[0] is self else inputs[0]) if len(inputs) == 2 else None, None
+        if mine and _is_sum(ufunc, method, inputs, kwargs):
+            try:  # the operand's values before the ufunc runs (it may write into it: counts += noise)
                 others = np.broadcast_to(np.asarray(other, dtype=object), self.shape).ravel().tolist()
             except ValueError:
                 others = None
-            if others is None or isinstance(other, (NoiseValue, NoiseArray)):
-                for fed in feds:
-                    _note(fed, other if isinstance(other, (NoiseValue, NoiseArray)) else np.asarray(other), *signs)
-            else:
-                for fed, operand in zip(feds, others):
-                    _note(fed, operand, *signs)
-        else:
-            for fed in feds:
+        result = _call_plain(ufunc, method, inputs, kwargs)
+        if not mine:
+            return result
+        if not _is_sum(ufunc, method, inputs, kwargs):
+            for fed, path in zip(feds, paths):
                 if ufunc in _READS:
                     fed.seen = True
                 else:
-                    _transformed(fed, f"numpy.{ufunc.__name__}")
-        return _call_plain(ufunc, method, inputs, kwargs)
+                    _transformed(fed, path, f"numpy.{ufunc.__name__}")
+            return result
+        first = inputs[0] is self
+        minus = ufunc is np.subtract
+        signs = (-1 if (minus and not first) else 1, -1 if (minus and first) else 1)
+        if others is None or isinstance(other, (NoiseValue, NoiseArray)) or np.shape(result) != self.shape:
+            for fed, path in zip(feds, paths):
+                _note(fed, path, other if isinstance(other, (NoiseValue, NoiseArray)) else np.ones((2,)), *signs)
+            return result
+        new = _objects([_note(fed, path, operand, *signs) for fed, path, operand in zip(feds, paths, others)],
+                       self.shape)
+        if result is self:  # noise += counts: the same array, one step further
+            self._paths = new
+            return self
+        if "out" in kwargs or not isinstance(result, np.ndarray):  # counts += noise: numpy's own out array
+            return result
+        return _noise_array(result, self._feds.copy(), new)
+
+
+def _objects(items: list, shape: tuple) -> np.ndarray:
+    """An object array of ``items`` (one by one: numpy would read tuples as a further dimension)."""
+    holder = np.empty(len(items), dtype=object)
+    for i, item in enumerate(items):
+        holder[i] = item
+    return holder.reshape(shape)
 
 
 def _is_sum(ufunc: Any, method: str, inputs: tuple, kwargs: dict) -> bool:
@@ -289,9 +314,9 @@ def _call_plain(ufunc: Any, method: str, inputs: tuple, kwargs: dict) -> Any:
     return result
 
 
-def _noise_array(values: np.ndarray, feds: np.ndarray) -> NoiseArray:
+def _noise_array(values: np.ndarray, feds: np.ndarray, paths: np.ndarray) -> NoiseArray:
     out = np.asarray(values).view(NoiseArray)
-    out._feds = feds
+    out._feds, out._paths = feds, paths
     return out
 
 
@@ -367,9 +392,7 @@ class _Recorder:
         for element, (value, lo, sc) in enumerate(zip(values.ravel().tolist(), locs, scales)):
             feds.append(Fed(lo))
             self._trace.noise.append(NoiseDraw(call.index, element, kind, sc, feds[-1], float(value)))
-        holder = np.empty(len(feds), dtype=object)
-        holder[:] = feds
-        return _noise_array(values, holder.reshape(values.shape))
+        return _noise_array(values, _objects(feds, values.shape), _objects([()] * len(feds), values.shape))
 
 
 @dataclass(frozen=True)

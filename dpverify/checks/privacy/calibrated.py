@@ -5,12 +5,15 @@ with a REAL seeded generator that logs every call (:mod:`dpverify.dsl.recording`
 of a neighbouring pair with the same seed.  From the two traces:
 
 1. control flow: the first call where the sequences (method and file:line) differ;
-2. per noise draw, the value fed into it on X and X' (``loc`` plus what the noise is added to)
-   and its scale;
+2. per noise draw, the value fed into it on X and X' (``loc`` plus what the noise is added to;
+   one reading per chain of sums it takes part in, see :mod:`dpverify.dsl.recording`) and its scale;
 3. against the spec: the spec program's noise calls (enumerated by the engine,
    :mod:`dpverify.engine.centres`) with the sensitivity Delta_k of each centre DERIVED over the
    universe's neighbouring pairs.  Matched in order, the implementation's cost
-   |fed(X) - fed(X')| / scale must not exceed Delta_k / scale_k.
+   |fed(X) - fed(X')| / scale (the least over its readings: a violation needs every reading of the
+   value fed to violate) must not exceed Delta_k / scale_k, nor the pair's total (sum over the
+   draws) the spec's largest total; a scale that differs between X and X' is a violation (the two
+   laws' density ratio is unbounded).
 
 Pairs: all of the universe's when pairs x seeds fits the claim's budget, otherwise a hypothesis
 search (derandomised, no database, no local constants) over
@@ -287,10 +290,10 @@ class Replay:
         assert some is not None
         call = trace.calls[some.call]
         row = ReplayCall(k + 1, _at(call.file, call.line), call.method, some.kind)
-        fed = _fed(draw) if draw is not None else (None, None)
-        fed_prime = _fed(draw_prime) if draw_prime is not None else (None, None)
-        row.value = _show(fed[0]) if fed[0] is not None else None
-        row.value_prime = _show(fed_prime[0]) if fed_prime[0] is not None else None
+        fed = readings(draw) if draw is not None else (None, None)
+        fed_prime = readings(draw_prime) if draw_prime is not None else (None, None)
+        row.value = _show(fed[0][0]) if fed[0] else None  # the first reading (the compared one, below)
+        row.value_prime = _show(fed_prime[0][0]) if fed_prime[0] else None
         scales = [_scale(d) for d in (draw, draw_prime) if d is not None]
         shown = [_show(s) for s in scales]
         row.scale = (None if None in scales else shown[0] if len(set(shown)) == 1
@@ -302,6 +305,8 @@ class Replay:
             row.note = "only on X" if draw_prime is None else "only on X'"
             return row
         why = fed[1] or fed_prime[1]
+        if why is None and len(fed[0]) != len(fed_prime[0]):
+            why = f"its value took part in {len(fed[0])} sums on X and {len(fed_prime[0])} on X'"
         if why is None and None in scales:
             why = "the scale is not an exact number"
         if why is None and spec is None:
@@ -318,7 +323,13 @@ class Replay:
                         f"two {some.kind} laws of different scales have an unbounded density ratio")
             outcome.excess = sympy.oo
             return row
-        cost = abs(sympy.sympify(fed[0]) - sympy.sympify(fed_prime[0])) / sympy.sympify(scales[0])
+        costs = [abs(sympy.sympify(a) - sympy.sympify(b)) / sympy.sympify(scales[0])
+                 for a, b in zip(fed[0], fed_prime[0])]
+        j = min(range(len(costs)), key=lambda i: sympy.sympify(costs[i]))  # every reading must violate to refute
+        cost = costs[j]
+        row.value, row.value_prime = _show(fed[0][j]), _show(fed_prime[0][j])
+        if len(costs) > 1:
+            row.note = f"the least costly of {len(costs)} readings (chains of sums) of the value fed"
         row.cost = _show(cost)
         outcome.costs.append((some.kind, cost))
         excess = cost - self.spec_costs[k]
@@ -438,20 +449,28 @@ def exact(value: Any) -> Optional[Any]:
     return None
 
 
-def _fed(draw: NoiseDraw) -> tuple[Optional[Any], Optional[str]]:
-    """(the value fed into a draw, exactly; or None and why)."""
+def readings(draw: NoiseDraw) -> tuple[Optional[list], Optional[str]]:
+    """The values the draw's noise was added to, exactly: its ``loc`` when it took part in no sum (released or
+    compared as drawn), else one value per chain of sums it took part in (``value + noise``, then ``+ b``...),
+    in the order the code made them; or None and why none can be read."""
     fed = draw.fed
     if fed.unclear is not None:
-        return None, f"the noise is {fed.unclear}, so no single value is fed into it"
+        return None, f"the noise is {fed.unclear}, so no value fed into it can be read"
     loc = exact(fed.loc)
     if loc is None:
         return None, f"loc={fed.loc!r} is not a number"
-    if fed.operand is None:
-        return fed.sign_noise * loc, None
-    operand = exact(fed.operand)
-    if operand is None:
-        return None, f"the noise is added to {fed.operand!r}, not a number"
-    return fed.sign_operand * operand + fed.sign_noise * loc, None
+    if not fed.paths:
+        return [loc], None
+    out = []
+    for path in fed.paths:
+        value = loc
+        for sign_self, sign_other, operand in path:
+            number = exact(operand)
+            if number is None:
+                return None, f"the noise is added to {operand!r}, not a number"
+            value = sign_self * value + sign_other * number
+        out.append(value)
+    return out, None
 
 
 def _scale(draw: Optional[NoiseDraw]) -> Optional[Any]:
