@@ -451,6 +451,12 @@ def test_report_shows_the_failing_pairs_trace(greybox):
     blocks = sections.blocks_for(claim, None, Context("t", lambda text: text))
     boxes = [b for b in blocks if isinstance(b, WitnessBox)]
     assert len(boxes) == len(claim.points) == 2
+    for box, p in zip(boxes, claim.points):
+        row = next(c for c in p.evidence.trace.calls if c.violation)
+        items = dict(box.items)
+        assert items["seed"] == str(p.evidence.trace.seed) and items["on X"] == row.value
+        assert items["scale"] == row.scale and items["spec's Δ / scale"] == row.spec_cost
+        assert items["cost |value(X) − value(X')| / scale"] == row.cost
     traces = [b for b in blocks if isinstance(b, Table) and "value on X" in b.headers]
     assert len(traces) == 2
     for p, table in zip(claim.points, traces):

@@ -93,6 +93,17 @@ def _witness(p: PointResult, ev: ReplayEvidence, ctx: Context) -> Block:
     trace = ev.trace
     items = [("X", repr(w.x)), ("X'", repr(w.x_prime)), ("seed", str(trace.seed) if trace else "?"),
              ("where", str(w.output)), ("on X", w.p), ("on X'", w.p_prime)]
+    row = next((c for c in trace.calls if c.violation), None) if trace else None
+    if row is not None:
+        items += [("scale", row.scale or "–"), ("cost |value(X) − value(X')| / scale", row.cost or "–"),
+                  ("spec's Δ / scale", row.spec_cost or "–")]
+    elif trace is not None and trace.total_violation:
+        code, spec = (trace.totals or {}).get(trace.total_violation, ["–", "–"])
+        items += [("total cost", code), ("spec's largest total", spec)]
+    if trace is not None and trace.divergence:
+        d = trace.divergence
+        items.append(("control flow diverges at call", f"{d['index']}: {d['method']} at {d['site']} on X, "
+                                                       f"{d['method_prime']} at {d['site_prime']} on X'"))
     verdict = "re-run independently with the same seed and recomputed exactly" if ev.confirmed else ""
     return witness_box(p, ctx, tuple(items), verdict)
 
