@@ -450,9 +450,6 @@ class RecordingRandom(_Recorder, random.Random):
         self._trace, self._depth = Trace(), 0
         super().__init__(seed)
 
-    def seed(self, *args: Any, **kwargs: Any) -> None:  # called by __init__: not a draw
-        super().seed(*args, **kwargs)
-
 
 for _name in ("random", "integers", "choice", "uniform", "laplace", "exponential", "standard_exponential",
               "normal", "standard_normal", "gumbel", "geometric", "poisson", "binomial", "permutation",
