@@ -66,8 +66,8 @@ def check_point(spec: Spec, claim: Claim, point: Point, ws: Workspace) -> PointR
     if check is None:
         result = PointResult(point_label(point), Status.UNKNOWN,
                              f"no check supports claims of kind {claim.kind!r}"
-                             + (" about a dp.black_box (it supports conforms(spec_program) and private(eps))"
-                                if sampled else ""))
+                             + (" about a dp.black_box (it supports conforms(spec_program), private(eps) and "
+                                "calibrated(spec_program))" if sampled else ""))
     else:
         try:
             result = decide(check, spec, claim, point, ws)  # a dp.implementation falls back to sampling
