@@ -10,7 +10,7 @@ spec's Delta / scale, call by call (matched in order), nor the sum over the call
 largest sum over a pair.  Randomness is sampled (3 seeds per pair): a pass is ``consistent``,
 never ``verified``; a refutation is re-run independently and recomputed exactly.
 
-Findings (every neighbouring pair of each universe, seeds 0, 1, 2):
+Findings (every neighbouring pair of each universe, seeds 0, 1, 2; costs at eps = 1, halved at eps = 1/2):
 
 * The bounded sum that clips to [0, 1] is consistent with its spec.  The one that forgets to
   clip feeds 0 and 3 into its Laplace noise on the neighbours (0, 0), (0, 3): cost 3 against the
