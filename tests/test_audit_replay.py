@@ -104,22 +104,38 @@ def test_every_form_of_a_sum_records_its_other_operand():
 
 def test_chains_of_sums_give_every_reading_and_the_cost_is_the_least():
     def chains(data, rng):
-        a = rng.laplace(1, 1) + 3 - 4  # readings (1 + 3) and (1 + 3 - 4)
-        b = 10 - (rng.laplace(0, 1) + 2)  # readings 2 and 10 - 2
-        return a, b
+        a = rng.laplace(1, 1) + 3 - 4  # the chain's end: 1 + 3 - 4 (1 + 3 is only a step)
+        b = 10 - (rng.laplace(0, 1) + 2)  # 10 - (0 + 2)
+        c = rng.laplace(0, 1) + 3
+        return a, b, c, c - 4  # c is released and summed again: two readings, 3 and -1
     trace = record(chains, (0,), {}, "numpy", "rng", 0)
-    assert [readings(d)[0] for d in trace.noise] == [[4, 0], [2, 8]]
+    assert [readings(d)[0] for d in trace.noise] == [[0], [8], [3, -1]]
     assert trace.output == chains((0,), np.random.default_rng(0))
+
+    def offset_first(data, eps, rng):  # a constant step first must not hide the unclipped sum after it
+        return rng.laplace(0, 1 / eps) + 1 + sum(data)
+    assert verdict(offset_first).status is Status.REFUTED
 
     def compensated(data, eps, rng):  # the first sum moves by 3, the whole chain by 1: calibrated
         return rng.laplace(0, 1 / eps) + sum(data) - sum(max(r - 1, 0) for r in data)
     point = verdict(compensated)
     assert point.status is Status.CONSISTENT, point.message
 
-    def uncompensated(data, eps, rng):  # every reading moves by more than the spec's 1
+    def uncompensated(data, eps, rng):  # the chain's end moves by 2
         return rng.laplace(0, 1 / eps) + sum(data) - sum(max(r - 2, 0) for r in data)
-    point = verdict(uncompensated)
-    assert point.status is Status.REFUTED and "readings" in point.evidence.trace.calls[0].note
+    assert verdict(uncompensated).status is Status.REFUTED
+
+    def both_released(data, eps, rng):  # x released, and x - correction too: every reading must violate
+        x = rng.laplace(0, 1 / eps) + sum(data)
+        return x, x - sum(max(r - 1, 0) for r in data)
+    point = verdict(both_released)
+    assert point.status is Status.CONSISTENT and "2 readings" in point.evidence.trace.calls[0].note
+
+    def both_too_large(data, eps, rng):
+        x = rng.laplace(0, 1 / eps) + sum(data)
+        return x, x - sum(max(r - 2, 0) for r in data)
+    point = verdict(both_too_large)
+    assert point.status is Status.REFUTED and "2 readings" in point.evidence.trace.calls[0].note
 
 
 def test_noise_without_a_single_fed_value_is_marked_not_guessed():

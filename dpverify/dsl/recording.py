@@ -13,7 +13,8 @@ A noise method (numpy ``laplace``, ``normal``, ``gumbel``, ``exponential``,
 rng.laplace(0, b)``, numpy scalars included, through ``__array_ufunc__``); a sum with a Python
 number is again a :class:`NoiseValue` (equal to what the real code computes), so a chain
 ``rng.laplace(0, b) + a - c`` is followed; with a numpy operand the result is numpy's own value.
-Each chain gives one *reading* of the value fed into the call (``loc + a``, then ``loc + a - c``).
+The end of each chain is one *reading* of the value fed into the call (``loc + a - c``), and so is a
+value partway along it that the code also compares or releases (``x = noise + a; return x, x - c``).
 Noise drawn with ``size=`` is a :class:`NoiseArray` recording the same per element
 (``counts + rng.laplace(0, b, size=k)``, ``counts += ...``, or element by element).
 
@@ -62,6 +63,13 @@ class Fed:
     paths: list = field(default_factory=list)
     unclear: Optional[str] = None
     seen: bool = False
+    extended: set = field(default_factory=set)  # paths whose value took part in a further sum
+    used: set = field(default_factory=set)  # paths whose value was also compared, transformed or released
+
+    def readings(self) -> list:
+        """The paths that are values the code used: every chain's end, and a value partway along a chain
+        only when the code also compared, transformed or released it (``noise + c + x`` reads c + x, not c)."""
+        return [p for p in self.paths if p not in self.extended or p in self.used]
 
 
 @dataclass
@@ -151,7 +159,7 @@ class NoiseValue(float):
         real = getattr(float, name)
 
         def method(self: "NoiseValue", other: Any) -> Any:
-            self._fed.seen = True
+            _used(self._fed, self._path)
             return real(float(self), NoiseValue._plain(other))
         method.__name__ = name
         return method
@@ -180,7 +188,7 @@ class NoiseValue(float):
             minus = ufunc is np.subtract
             _note(self._fed, self._path, other, -1 if (minus and not first) else 1, -1 if (minus and first) else 1)
         elif ufunc in _READS:
-            self._fed.seen = True
+            _used(self._fed, self._path)
         else:
             _transformed(self._fed, self._path, f"numpy.{ufunc.__name__}")
         return _call_plain(ufunc, method, inputs, kwargs)
@@ -207,13 +215,19 @@ def _note(fed: Fed, path: tuple, other: Any, sign_self: int, sign_other: int) ->
         return None
     new = path + ((sign_self, sign_other, other),)
     fed.paths.append(new)
+    fed.extended.add(path)
     return new
+
+
+def _used(fed: Fed, path: tuple) -> None:
+    fed.seen = True
+    fed.used.add(path)
 
 
 def _transformed(fed: Fed, path: tuple, how: str) -> None:
     """Arithmetic other than a sum: on the draw itself before any sum, its scale is no longer the call's, so
     no value fed into it is read; on a sum, the readings so far stand (the chain ends)."""
-    fed.seen = True
+    _used(fed, path)
     if not path and not fed.paths and fed.unclear is None:
         fed.unclear = f"transformed by {how} before any sum"
 
@@ -263,7 +277,7 @@ class NoiseArray(np.ndarray):
         if not _is_sum(ufunc, method, inputs, kwargs):
             for fed, path in zip(feds, paths):
                 if ufunc in _READS:
-                    fed.seen = True
+                    _used(fed, path)
                 else:
                     _transformed(fed, path, f"numpy.{ufunc.__name__}")
             return result
@@ -318,6 +332,23 @@ def _noise_array(values: np.ndarray, feds: np.ndarray, paths: np.ndarray) -> Noi
     out = np.asarray(values).view(NoiseArray)
     out._feds, out._paths = feds, paths
     return out
+
+
+def _mark_released(output: Any, seen: set) -> None:
+    """Mark the noisy values the output holds (a sum partway along a chain, released too, is a reading)."""
+    if id(output) in seen:
+        return
+    seen.add(id(output))
+    if isinstance(output, NoiseValue):
+        _used(output._fed, output._path)
+    elif isinstance(output, NoiseArray) and output._feds is not None:
+        for fed, path in zip(output._feds.ravel().tolist(), output._paths.ravel().tolist()):
+            _used(fed, path)
+    elif isinstance(output, dict):
+        _mark_released(list(output.values()), seen)
+    elif isinstance(output, (tuple, list)):
+        for item in output:
+            _mark_released(item, seen)
 
 
 def _released(output: Any, value: float, seen: set) -> bool:
@@ -475,6 +506,7 @@ def record(fn: Callable[..., Any], data: tuple, params: dict, library: str, argu
         trace.output = fn(data, **params, **{argument: generator})
     except Exception as exc:  # the user's code failed: the check reports it with the trace so far
         trace.error = f"{type(exc).__name__}: {exc}"
+    _mark_released(trace.output, set())
     for draw in trace.noise:  # a value never summed, compared, transformed or released: it escaped us
         fed = draw.fed
         if not fed.seen and fed.unclear is None and not _released(trace.output, draw.value, set()):

@@ -6,7 +6,7 @@ of a neighbouring pair with the same seed.  From the two traces:
 
 1. control flow: the first call where the sequences (method and file:line) differ;
 2. per noise draw, the value fed into it on X and X' (``loc`` plus what the noise is added to;
-   one reading per chain of sums it takes part in, see :mod:`dpverify.dsl.recording`) and its scale;
+   one reading per chain of sums it ends, see :mod:`dpverify.dsl.recording`) and its scale;
 3. against the spec: the spec program's noise calls (enumerated by the engine,
    :mod:`dpverify.engine.centres`) with the sensitivity Delta_k of each centre DERIVED over the
    universe's neighbouring pairs.  Matched in order, the implementation's cost
@@ -462,7 +462,7 @@ def readings(draw: NoiseDraw) -> tuple[Optional[list], Optional[str]]:
     if not fed.paths:
         return [loc], None
     out = []
-    for path in fed.paths:
+    for path in fed.readings():
         value = loc
         for sign_self, sign_other, operand in path:
             number = exact(operand)
