@@ -9,18 +9,67 @@ become SpecErrors too, through :func:`call_error` and the notes of :func:`call_h
 """
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import difflib
 import inspect
 import re
 import os
 import traceback
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from types import FrameType, ModuleType, TracebackType
-from typing import Any, TypeVar
+from typing import Any, Optional, TypeVar
+
+_OWN = os.path.dirname(os.path.abspath(__file__)) + os.sep
+_JOURNAL: contextvars.ContextVar[Optional[list]] = contextvars.ContextVar("dpverify_errors", default=None)
 
 
 class DpverifyError(Exception):
-    """Root of every exception dpverify raises on purpose."""
+    """Root of every exception dpverify raises on purpose.  Each one made while a :func:`journal` is
+    open is noted in it (see there)."""
+
+    def __init__(self, *args: Any) -> None:
+        super().__init__(*args)
+        noted = _JOURNAL.get()
+        if noted is not None:
+            noted.append(self)
+
+
+class Journal:
+    """dpverify's errors made while a program runs, to find the one the program caught and went on from.
+
+    A refusal raised into the program's code (``math.log(u)`` of an instrumented uniform,
+    arithmetic the engine cannot do with a noisy value, a request to rerun with exact parameters)
+    means the run cannot be read.  A program that catches it (``except Exception: return 0``)
+    would otherwise go on and be judged on a behaviour that is not its own: a refusal turned into
+    a false ``proved``.  An error that passed through a frame outside dpverify (the program's code,
+    or a library it calls) and did not end the run was swallowed there.
+    """
+
+    def __init__(self) -> None:
+        self.errors: list[DpverifyError] = []
+
+    def swallowed(self, ending: Optional[BaseException] = None) -> Optional[DpverifyError]:
+        """The first error that reached code outside dpverify, other than ``ending`` (the exception
+        that ended the run, if any), or None."""
+        for error in self.errors:
+            if error is ending:
+                continue
+            for frame, _ in traceback.walk_tb(error.__traceback__):
+                if not os.path.abspath(frame.f_code.co_filename).startswith(_OWN):
+                    return error
+        return None
+
+
+@contextlib.contextmanager
+def journal() -> Iterator[Journal]:
+    """Note every :class:`DpverifyError` made inside the block (nested journals each keep their own)."""
+    opened = Journal()
+    token = _JOURNAL.set(opened.errors)
+    try:
+        yield opened
+    finally:
+        _JOURNAL.reset(token)
 
 
 class SpecError(DpverifyError):

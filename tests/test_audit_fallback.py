@@ -279,3 +279,26 @@ def test_json_shows_the_way_that_decided(tmp_path):
         assert point["figures"]["exact_refused_at"].endswith("fallback.py:12")
         assert "gumbel" in point["figures"]["exact_refusal"]
         assert point["message"].startswith("the exact audit was refused at ")
+
+
+# -- a refusal the code catches still refuses ------------------------------------------------------
+
+def leaky_behind_a_catch(data, eps, rng):
+    """Leaks the bit (shifted by 1000) behind exponential noise; under the exact audit math.log(u) is
+    refused, and this code catches the refusal and returns a constant -- which must not be judged."""
+    try:
+        return data[0] * 1000 - math.log(1 - rng.random())
+    except Exception:
+        return 0
+
+
+def test_a_caught_refusal_is_not_judged_as_the_code() -> None:
+    """Before: the exact audit saw the constant 0 and *proved* eps-DP.  Now the caught refusal
+    ends the exact run: an error without the fallback, the statistical audit with it."""
+    claims = (dp.private(eps),)
+    [point] = check(leaky_behind_a_catch, *claims, fallback=False, samples=None)
+    assert point.status.value == "error"
+    assert "caught this refusal" in point.message and "cannot follow" in point.message
+    [point] = check(leaky_behind_a_catch, *claims, spec_program=rr)
+    assert point.status.value not in ("proved", "verified")
+    assert point.evidence.figures()["decided_by"] == "statistical"

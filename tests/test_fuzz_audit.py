@@ -35,6 +35,8 @@ from dpverify.engine.reading import distribution
 from tests.reference import audit
 
 G = 2 ** 53
+REFUSED = "refused by the exact audit"
+"""Marks a line the exact audit cannot follow: its program must be an error, never a law."""
 SPECIAL = [0.0, 1.0, 0.5, 0.25, 0.75, 1 / 3, 0.1, 0.9, -0.1, 1.1, 2 ** -53, 3 * 2 ** -53, 1 - 2 ** -53,
            0.5 + 2 ** -53, 0.5 - 2 ** -54, -0.0, 1, 0, math.nan, math.inf, -math.inf]
 
@@ -92,11 +94,12 @@ def weights(draw) -> list[float]:
 
 
 @st.composite
-def block(draw, rng: str, draws: list[str], depth: int, indent: str) -> list[str]:
-    """Statements appending small values to ``out``."""
+def block(draw, rng: str, draws: list[str], depth: int, indent: str, guarded: bool = False) -> list[str]:
+    """Statements appending small values to ``out`` (inside a ``try`` when ``guarded``)."""
     lines: list[str] = []
     for _ in range(draw(st.integers(1, 3))):
-        kinds = ["new", "compare", "integer", "discrete", "derive"] + (["branch"] if depth < 2 else [])
+        kinds = ["new", "compare", "integer", "discrete", "derive"] + (["branch", "guarded"] if depth < 2 else [])
+        kinds += ["refused"] if guarded else []
         kind = draw(st.sampled_from(kinds))
         if kind == "new" and len(draws) < 3 or not draws and kind in ("compare", "integer"):
             name = f"u{len(draws)}"
@@ -134,12 +137,20 @@ def block(draw, rng: str, draws: list[str], depth: int, indent: str) -> list[str
             else:
                 k = draw(st.integers(1, 2))
                 lines.append(f"{indent}out.append(tuple(rng.choices('abcd'[:{len(ws)}], {ws!r}, k={k})))")
+        elif kind == "refused" and u:  # beyond the exact audit, inside a try: the caught refusal must still refuse
+            lines.append(f"{indent}HITS.append(1)")
+            lines.append(f"{indent}out.append('T' if math.log(abs({u}) + 2.0) > 0.9 else 'F')  # {REFUSED}")
+        elif kind == "guarded":  # code that catches every Exception, as deployed code sometimes does
+            lines.append(f"{indent}try:  # guarded")
+            lines += draw(block(rng, list(draws), depth + 1, indent + "    ", guarded=True))
+            lines.append(f"{indent}except Exception:")
+            lines.append(f"{indent}    out.append('E')")
         elif kind == "branch":
             test = draw(st.sampled_from(["data[0] == 1", "sum(data) >= 1", "out and out[-1] in ('T', 1)", "data[-1] == 0"]))
             lines.append(f"{indent}if {test}:")
-            lines += draw(block(rng, list(draws), depth + 1, indent + "    "))
+            lines += draw(block(rng, list(draws), depth + 1, indent + "    ", guarded))
             lines.append(f"{indent}else:")
-            lines += draw(block(rng, list(draws), depth + 1, indent + "    "))
+            lines += draw(block(rng, list(draws), depth + 1, indent + "    ", guarded))
     return lines or [f"{indent}pass"]
 
 
@@ -147,7 +158,7 @@ def block(draw, rng: str, draws: list[str], depth: int, indent: str) -> list[str
 def programs(draw) -> tuple[str, str]:
     rng = draw(st.sampled_from(["numpy", "numpy", "random"]))
     body = draw(block(rng, [], 0, "    "))
-    return rng, "import math\nfrom fractions import Fraction\n\nimport numpy as np\n\n\ndef mech(data, eps, rng):\n    out = []\n" + "\n".join(body) + "\n    return tuple(out)\n"
+    return rng, "import math\nfrom fractions import Fraction\n\nimport numpy as np\n\nHITS = []\n\n\ndef mech(data, eps, rng):\n    out = []\n" + "\n".join(body) + "\n    return tuple(out)\n"
 
 
 def load(source: str, tmp: str) -> Callable[..., Any]:
@@ -184,6 +195,16 @@ def check_program(rng: str, source: str, n: int, above: bool) -> None:
     with tempfile.TemporaryDirectory() as tmp:
         fn = load(source, tmp)
         data = list(itertools.product([0, 1], repeat=n))
+        if REFUSED in source:  # a refusal caught by the program's try: no law may come out of it
+            spec = dp.spec(dp.implementation(fn, rng=rng, fallback=False),
+                           universe=dp.universe([0, 1], n=n, neighbours=dp.REPLACE_ONE),
+                           grid={eps: [1]}, claims=[dp.private(eps)])
+            [result] = dp.check(spec)
+            if fn.__globals__["HITS"]:  # the exact run reached the refused line (and the try caught it)
+                assert result.status.value == "error" and "caught this refusal" in result.message, \
+                    f"{result.status.value}: {result.message}\n{source}"
+                SKIPPED["caught refusal refused"] += 1
+                return
         try:
             reference = {x: audit.law(fn, x, rng=rng, eps=sympy.Integer(1)) for x in data}
         except (audit.Unsupported, OverflowError) as exc:  # beyond the reference (or int(inf) in the program)

@@ -273,3 +273,19 @@ def test_the_pair_estimate_of_a_custom_relation_is_an_upper_bound(symmetric: boo
     universe = dp.universe([0, 1, 2], n=range(0, 4), neighbours=minus_one, symmetric=symmetric)
     left, _ = neighbour_pairs(universe, enumerate_datasets(universe))
     assert 0 < len(left) <= estimate(universe).pairs
+
+
+def test_a_refusal_of_noise_arithmetic_caught_by_the_program_still_refuses(tmp_path, monkeypatch) -> None:
+    """math.exp of a noisy value is refused by the engine; a program that catches the refusal and
+    returns a constant was *proved* eps-DP, although it is not the program that runs in Python."""
+    mechanism = ("def mech(data, eps):\n"
+                 "    noisy = dp.laplace(data[0] * 100, 1 / eps)\n"
+                 "    try:\n"
+                 "        return math.exp(noisy) > 2\n"
+                 "    except Exception:\n"
+                 "        return 0\n")
+    body = spec_with(mechanism, prelude="import math\n")
+    result = run(tmp_path, monkeypatch, {"caught.py": body})
+    assert result.exit_code == 2, result.output
+    assert "caught this refusal" in result.output and "caught.py:" in result.output
+

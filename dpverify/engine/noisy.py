@@ -15,7 +15,7 @@ from typing import Any, Optional, Protocol
 import sympy
 
 from ..dsl.exact import exact_float
-from ..errors import SpecError
+from ..errors import DpverifyError, SpecError
 from . import piecewise as pw
 from .parameter import Parameter
 
@@ -24,7 +24,7 @@ Interval = tuple  # (lo, hi), None for an unbounded side; an open interval of th
 FULL: Interval = (None, None)
 
 
-class NeedsExactParameters(Exception):
+class NeedsExactParameters(DpverifyError):
     """A noise primitive got a parameter as an interval: rerun the program with exact parameters."""
 
 

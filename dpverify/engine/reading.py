@@ -16,7 +16,7 @@ from typing import Any, Optional
 
 import sympy
 
-from ..errors import NotRational, SpecError, dsl_misuse, line_in
+from ..errors import NotRational, SpecError, dsl_misuse, journal, line_in
 from .backend import Backend, IntervalBackend
 from .enumerate import Distribution, Runner, Session
 from .noisy import Density, NeedsExactParameters
@@ -52,15 +52,18 @@ def _call(program: Callable[..., Any], data: tuple, params: Mapping[str, Any],
     filename = code.co_filename if code else "<mechanism>"
     first_line = code.co_firstlineno if code else None
     try:
-        try:
-            kwargs = session.convert(params)
-            law = Runner(session).distribution(lambda: call_with(program, data, kwargs))
-        except Exception:
-            if session.branch is not None:  # a parameter's value was used, whatever the program did next
-                raise session.branch from None
-            raise
-        if session.branch is not None:  # ... even when the program caught the refusal and went on
-            raise session.branch
+        with journal() as raised:
+            try:
+                kwargs = session.convert(params)
+                law = Runner(session).distribution(lambda: call_with(program, data, kwargs))
+            except Exception as exc:
+                if session.branch is not None:  # a parameter's value was used, whatever the program did next
+                    raise session.branch from None
+                _refused(raised.swallowed(exc))
+                raise
+            if session.branch is not None:  # ... even when the program caught the refusal and went on
+                raise session.branch
+            _refused(raised.swallowed())
     except NeedsExactParameters as exc:
         raise SpecError("a noise parameter or a value compared with noise is an inexact number",
                         "compute noise scales and thresholds exactly: Fractions, sympy numbers, "
@@ -82,6 +85,16 @@ def _call(program: Callable[..., Any], data: tuple, params: Mapping[str, Any],
                         "fix the program so it runs on every dataset of the universe",
                         file=filename, line=line_in(exc.__traceback__, filename) or first_line) from None
     return law
+
+
+def _refused(caught: Optional[Exception]) -> None:
+    """Raise the refusal a program caught and went on from (see :class:`dpverify.errors.Journal`)."""
+    if caught is None:
+        return
+    if isinstance(caught, SpecError) and "caught" not in caught.problem:
+        caught.problem += ("; the program caught this refusal and went on (except ...), so the run cannot be "
+                           "read: a caught refusal still refuses")
+    raise caught
 
 
 def mass(weight: Any, backend: Backend) -> Any:

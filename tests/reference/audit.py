@@ -181,8 +181,9 @@ class Probe(float):
     __floordiv__ = __rfloordiv__ = __rtruediv__ = __abs__ = __pos__ = __divmod__ = _unsupported
 
 
-class NeedChoice(Exception):
-    """The run reached a draw its prefix does not fix: ``options`` [(choice, weight)], or None for random()."""
+class NeedChoice(BaseException):
+    """The run reached a draw its prefix does not fix: ``options`` [(choice, weight)], or None for random().
+    A BaseException, so that a program's ``except Exception`` does not catch the reference's control flow."""
 
     def __init__(self, options: Any) -> None:
         self.options = options

@@ -29,8 +29,9 @@ from .exactnum import Q, as_fraction
 MAX_PATHS = 20000
 
 
-class Unsupported(Exception):
-    """The program uses something this reference does not model (the case is skipped)."""
+class Unsupported(BaseException):
+    """The program uses something this reference does not model (the case is skipped).  A
+    BaseException, so that a program's ``except Exception`` cannot turn it into a behaviour."""
 
 
 class _Run:
