@@ -172,6 +172,17 @@ class CdfTest:
 
 
 @dataclass
+class FallbackEvidence(StatisticalEvidence):
+    """The statistical audit's evidence for a claim about a ``dp.implementation`` whose exact audit was
+    refused: ``decided_by`` ("statistical"), where the exact audit stopped (``exact_refused_at``,
+    "file:line") and why (``exact_refusal``)."""
+
+    decided_by: str = "statistical"
+    exact_refused_at: Optional[str] = None
+    exact_refusal: Optional[str] = None
+
+
+@dataclass
 class ConformanceEvidence(Evidence):
     """``conforms(spec_program, tolerance=t)`` decided exactly: the tolerance, and the largest certified
     difference |P_impl(o|X) - P_spec(o|X)| over every dataset and output (an upper end), where it is."""
@@ -301,7 +312,7 @@ class SampleComplexityEvidence(Evidence):
     verified_n: Optional[list[int]] = None
 
 
-__all__ = ["ConformanceEvidence", "ReplayCall", "ReplayEvidence", "ReplayTrace", "SampledCell", "StatisticalEvidence", "DensityCurves", "Evidence", "FloatEvidence", "FormulaEvidence", "PredictionEvidence", "PrivacyEvidence", "ProbabilityEvidence", "privacy_view",
+__all__ = ["ConformanceEvidence", "FallbackEvidence", "ReplayCall", "ReplayEvidence", "ReplayTrace", "SampledCell", "StatisticalEvidence", "DensityCurves", "Evidence", "FloatEvidence", "FormulaEvidence", "PredictionEvidence", "PrivacyEvidence", "ProbabilityEvidence", "privacy_view",
            "SampleComplexityEvidence", "SensitivityEvidence", "SideBound", "WitnessLaws"]
 
 

@@ -7,7 +7,7 @@ from rich.text import Text
 
 from ..replay import replay_command
 from ..results import Report
-from ..evidence import privacy_view
+from ..evidence import DivergenceEvidence, Evidence, privacy_view
 
 _STYLE = {"proved": "bold green", "verified": "green", "consistent": "cyan", "refuted": "bold red", "unknown": "yellow",
           "error": "bold magenta"}
@@ -24,10 +24,22 @@ def _short(value: str | None) -> str:
         return value
 
 
+def _levels(evidence: Evidence) -> tuple[str, str]:
+    """The claimed and achieved level a table shows: epsilon for privacy claims, D_alpha (Rényi) or
+    rho (zCDP) for divergence claims; ">=" marks a lower bound."""
+    if isinstance(evidence, DivergenceEvidence):
+        unit = "rho " if evidence.kind == "zcdp" else "D "
+        achieved = _short(evidence.achieved)
+        return (unit + _short(evidence.claimed) if evidence.claimed else "-",
+                unit + (">=" if evidence.lower_bound else "") + achieved if evidence.achieved else "-")
+    levels = privacy_view(evidence)
+    return _short(levels.claimed_epsilon), (">=" if levels.achieved_is_lower_bound else "") + _short(levels.achieved_epsilon)
+
+
 def render(report: Report, console: Console) -> None:
     table = Table(title="dpverify check", show_lines=False)
     for name, justify in (("spec", "left"), ("claim", "left"), ("params", "left"), ("status", "left"),
-                          ("claimed eps", "right"), ("achieved eps", "right"), ("time", "right")):
+                          ("claimed", "right"), ("achieved", "right"), ("time", "right")):
         table.add_column(name, justify=justify)  # type: ignore[arg-type]
     for spec in report.specs:
         if spec.error:
@@ -39,10 +51,8 @@ def render(report: Report, console: Console) -> None:
                 status = point.status.value
                 shown = Text(status + (" (expected)" if claim.expect == status else ""),
                              style="green" if claim.expect == status else _STYLE[status])
-                levels = privacy_view(point.evidence)
-                achieved = (">=" if levels.achieved_is_lower_bound else "") + _short(levels.achieved_epsilon)
-                table.add_row(spec.name, claim.claim_id, params, shown, _short(levels.claimed_epsilon), achieved,
-                              f"{point.seconds:.2f}s")
+                claimed, achieved = _levels(point.evidence)
+                table.add_row(spec.name, claim.claim_id, params, shown, claimed, achieved, f"{point.seconds:.2f}s")
     console.print(table)
     for spec in report.specs:
         if spec.error:

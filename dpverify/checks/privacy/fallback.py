@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import copy
 import dataclasses
-from dataclasses import dataclass
 from typing import Any, Callable, Optional
 
 from ...dsl.black_box import BlackBox
@@ -29,24 +28,13 @@ from ...dsl.implementation import GENERATORS, Implementation
 from ...dsl.params import Point, point_label
 from ...dsl.spec import Spec
 from ...errors import CannotFollow, SpecError
-from ...evidence import StatisticalEvidence
+from ...evidence import FallbackEvidence, StatisticalEvidence
 from ...replay import relative
 from ...results import PointResult, Status
 from ..workspace import Workspace
 from .statistical import StatisticalCheck
 
 STATISTICAL = StatisticalCheck()
-
-
-@dataclass
-class FallbackEvidence(StatisticalEvidence):
-    """The statistical audit's evidence for a claim about a ``dp.implementation`` whose exact audit was
-    refused: ``decided_by`` ("statistical"), where the exact audit stopped (``exact_refused_at``,
-    "file:line") and why (``exact_refusal``)."""
-
-    decided_by: str = "statistical"
-    exact_refused_at: Optional[str] = None
-    exact_refusal: Optional[str] = None
 
 
 def decide(check: Any, spec: Spec, claim: Claim, point: Point, ws: Workspace) -> PointResult:
