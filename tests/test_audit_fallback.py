@@ -302,3 +302,20 @@ def test_a_caught_refusal_is_not_judged_as_the_code() -> None:
     [point] = check(leaky_behind_a_catch, *claims, spec_program=rr)
     assert point.status.value not in ("proved", "verified")
     assert point.evidence.figures()["decided_by"] == "statistical"
+
+
+def exp_of_noise(data, eps, rng):
+    """Randomized response by thresholding exp of Laplace noise: the engine cannot integrate exp(noise)."""
+    noisy = data[0] + rng.laplace(0, 1 / eps)
+    return 1 if math.exp(noisy) > math.exp(0.5) else 0
+
+
+def test_arithmetic_on_instrumented_noise_falls_back():
+    """The engine's refusal of arithmetic on a noisy value is a limit of exact enumeration (CannotFollow),
+    not a spec error: the implementation is sampled instead.  P(out = 1 | 1) = 1 - e^-eps/2 under Laplace
+    noise centred at 1 and thresholded at 1/2, which is not randomized response's law: refuted."""
+    [conforms] = check(exp_of_noise, dp.conforms(rr), samples=20_000)
+    assert conforms.status.value == "refuted", conforms.message
+    assert f":{line_of(exp_of_noise, 'math.exp(noisy)')}:" in conforms.message
+    assert "arithmetic on a noisy value" in conforms.message
+    assert conforms.evidence.figures()["decided_by"] == "statistical"

@@ -15,7 +15,7 @@ from typing import Any, Optional, Protocol
 import sympy
 
 from ..dsl.exact import exact_float
-from ..errors import DpverifyError, SpecError
+from ..errors import CannotFollow, DpverifyError, SpecError
 from . import piecewise as pw
 from .parameter import Parameter
 
@@ -193,12 +193,12 @@ class Noisy:
     def _constant(self, other: Any, op: str) -> Any:
         value = exact(other, "the constant", f"noisy value {op}")
         if not isinstance(value, Fraction):
-            raise SpecError(f"noisy value {op} {other!r}: the constant must be an exact rational",
+            raise CannotFollow(f"noisy value {op} {other!r}: the constant must be an exact rational",
                             "shift noisy values by exact rationals only")
         return value
 
     def _unsupported(self, *_: Any) -> Any:
-        raise SpecError("this arithmetic on a noisy value is not supported (only + and - of exact constants, "
+        raise CannotFollow("this arithmetic on a noisy value is not supported (only + and - of exact constants, "
                         "and comparisons)",
                         "release the noisy value itself, or compare it; scale the exact answer before adding "
                         "noise instead of scaling the noisy value")
@@ -207,7 +207,7 @@ class Noisy:
     __float__ = __int__ = __round__ = __floor__ = __ceil__ = _unsupported
 
     def __bool__(self) -> bool:
-        raise SpecError("a noisy value was used as a truth value", "compare it with something: `if x > t:`")
+        raise CannotFollow("a noisy value was used as a truth value", "compare it with something: `if x > t:`")
 
     def __gt__(self, other: Any) -> bool:
         return self.state.compare(self, other, greater=True)
@@ -257,7 +257,7 @@ class NoisyLinear:
             return NoisyLinear(self.state, {v: c for v, c in coefficients.items() if c}, self.offset + sign * other.offset)
         value = exact(other, "the constant", "sum of noisy values")
         if not isinstance(value, Fraction):
-            raise SpecError(f"a sum of noisy values shifted by {other!r}: the constant must be an exact rational",
+            raise CannotFollow(f"a sum of noisy values shifted by {other!r}: the constant must be an exact rational",
                             "shift noisy values by exact rationals only")
         return NoisyLinear(self.state, dict(self.coefficients), self.offset + sign * value)
 
@@ -270,7 +270,7 @@ class NoisyLinear:
         return self._combine(other, -1)
 
     def _refuse(self, *_: Any) -> Any:
-        raise SpecError("a sum of noisy values can be released, not compared or used in arithmetic "
+        raise CannotFollow("a sum of noisy values can be released, not compared or used in arithmetic "
                         "beyond + and - (exact integration covers comparisons of single noisy values)",
                         "compare the noisy values themselves, or release the sum")
 
