@@ -361,3 +361,36 @@ class DivergenceEvidence(Evidence):
 
 
 __all__ += ["DivergenceCurve", "DivergenceEvidence", "PairValue"]
+
+
+@dataclass
+class ProfileRow:
+    """One claimed point of a privacy profile: eps, the claimed delta and the achieved delta(eps) of the
+    worst pair (decimal strings; ``achieved_lower``/``achieved_upper`` when only certified bounds are
+    known: a discretised loss distribution)."""
+
+    epsilon: str
+    claimed: str
+    achieved: Optional[str] = None
+    achieved_lower: Optional[str] = None
+    achieved_upper: Optional[str] = None
+
+
+@dataclass
+class ProfileEvidence(Evidence):
+    """``profile(at, delta, times=T)``: the composition's achieved delta(eps) at each claimed eps, the
+    worst ordered pair, how the loss distribution was computed (``method``: "lattice", "gaussian" or
+    "discretised"), the lattice step and number of terms, and the achieved curve (floats, for the plot)."""
+
+    times: int = 1
+    method: Optional[str] = None
+    rows: Optional[list[ProfileRow]] = None
+    pair: Optional[list[str]] = None  # [repr(X), repr(X')] of the worst pair
+    pairs: Optional[int] = None  # distinct ordered pairs of laws
+    step: Optional[str] = None  # lattice: the loss unit s (losses are k s)
+    terms: Optional[int] = None  # lattice: terms of the composed polynomial
+    grid: Optional[int] = None  # discretised: grid points per unit of the smallest distance
+    curve: Optional[dict[str, list[Optional[float]]]] = None  # {"epsilon": [...], "delta": [...]} (upper ends)
+
+
+__all__ += ["ProfileEvidence", "ProfileRow"]

@@ -21,6 +21,7 @@ from ..dsl.spec import Spec
 from ..errors import SpecError
 from .divergence.renyi import RenyiCheck
 from .divergence.zcdp import ZcdpCheck
+from .composition.profile import ProfileCheck
 from .floating.check import FloatPrivateCheck
 from .formulas.check import FormulaCheck
 from .theorems.prediction import PrivatePredictionCheck, StabilityCheck
@@ -55,7 +56,7 @@ CHECKS: tuple[Check, ...] = (StatisticalCheck(), PrivacyCheck(), ConformsCheck()
                              ProbabilityCheck(), StabilityCheck(), PrivatePredictionCheck(),
                              SampleComplexityCheck(), FloatPrivateCheck(),
                              CalibratedCheck(), CalibratedCheck(black_box=True),
-                             RenyiCheck(), ZcdpCheck())
+                             RenyiCheck(), ZcdpCheck(), ProfileCheck())
 
 
 def check_point(spec: Spec, claim: Claim, point: Point, ws: Workspace) -> PointResult:

@@ -4,6 +4,7 @@ from .claims import Calibrated, calibrated
 from .claims import Identity, Inequality, identity, inequality
 from .claims import Sensitivity, sensitivity
 from .claims import Renyi, Zcdp, renyi, zcdp
+from .claims import Profile, profile
 from .floating import FloatPrivate, float_private
 from .implementation import Implementation, implementation
 from .black_box import BlackBox, black_box
@@ -33,4 +34,5 @@ __all__ = [
     "BlackBox", "black_box",
     "Calibrated", "calibrated",
     "Renyi", "Zcdp", "renyi", "zcdp",
+    "Profile", "profile",
 ]

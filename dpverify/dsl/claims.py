@@ -267,6 +267,60 @@ def zcdp(rho: Any, *, id: Optional[str] = None, expect: Optional[str] = None) ->
     return Zcdp(rho=value, id=id, expect=expect)
 
 
+@dataclass(frozen=True)
+class Profile(Claim):
+    """A privacy profile of the ``times``-fold composition of the mechanism: for every ordered pair of
+    neighbouring datasets (X, X') and every listed eps_i, the hockey-stick divergence of the T runs'
+    joint laws is delta_T(eps_i) = sup_S P(M^T(X) in S) - e^eps_i P(M^T(X') in S) <= delta_i.
+    The T runs are independent, on the same pair (non-adaptive composition); times = 1 is the
+    mechanism itself.  Decided by :mod:`dpverify.checks.composition`."""
+
+    epsilons: tuple = ()
+    deltas: tuple = ()
+    times: int = 1
+    kind = "profile"
+
+    def describe(self) -> str:
+        pairs = ", ".join(f"delta({e}) <= {d}" for e, d in zip(self.epsilons, self.deltas))
+        return _short(f"{'' if self.times == 1 else f'{self.times}-fold: '}{pairs}")
+
+
+@call_help("dp.profile(at=[1, 2], delta=Rational(1, 10**5), times=100) or dp.profile(at=[1, 2], delta=[d1, d2])",
+           at="the epsilons where delta is claimed, e.g. [1, 2] or [eps, 2*eps]",
+           delta="the claimed delta: one value for every epsilon, or a list as long as at=")
+def profile(at: Any, delta: Any, *, times: int = 1, id: Optional[str] = None,
+            expect: Optional[str] = None) -> Profile:
+    """Claim delta_T(eps) <= delta at every eps of ``at`` for the ``times``-fold composition of the
+    mechanism (independent runs on the same neighbouring pair).
+
+    >>> import dpverify as dp
+    >>> from sympy import Rational
+    >>> dp.profile(at=[1, 2], delta=[Rational(1, 10), Rational(1, 100)], times=10).describe()
+    '10-fold: delta(1) <= 1/10, delta(2) <= 1/100'
+    """
+    if isinstance(times, bool) or not isinstance(times, int) or times < 1:
+        raise SpecError(f"profile: times={times!r} is not an integer >= 1",
+                        "pass the number of independent runs composed, e.g. times=100")
+    if isinstance(at, (str, bytes)) or not hasattr(at, "__iter__"):
+        at = [at]
+    epsilons = tuple(_expression(e, "at", "profile") for e in at)
+    if not epsilons:
+        raise SpecError("profile: at= is empty", "list the epsilons where delta is claimed, e.g. at=[1, 2]")
+    if isinstance(delta, (str, bytes)) or not hasattr(delta, "__iter__"):
+        delta = [delta] * len(epsilons)
+    deltas = tuple(_expression(d, "delta", "profile") for d in delta)
+    if len(deltas) != len(epsilons):
+        raise SpecError(f"profile: {len(deltas)} deltas for {len(epsilons)} epsilons",
+                        "give one delta for every epsilon of at=, or a single delta for all of them")
+    for e in epsilons:
+        if e.is_number and not e.is_nonnegative:
+            raise SpecError(f"profile: the epsilon {e} is negative", "list epsilons >= 0 in at=")
+    for d in deltas:
+        if d.is_number and not (d.is_nonnegative and (d <= 1) is sympy.true):
+            raise SpecError(f"profile: delta={d} must lie in [0, 1]", "use a delta between 0 and 1")
+    return Profile(epsilons=epsilons, deltas=deltas, times=times, id=id, expect=expect)
+
+
 _RELATIONS = (sympy.core.relational.Relational, sympy.And, sympy.Or, sympy.Not)
 
 

@@ -1,0 +1,9 @@
+"""Composition claims: ``profile(at, delta, times=T)`` (:mod:`.profile`).
+
+The T-fold composition of a mechanism on an ordered neighbouring pair (X, X') has the product laws
+of the pair; its hockey-stick divergence delta_T(eps) is read off its privacy loss distribution
+(:mod:`.routes`): exactly, as a polynomial power, for discrete laws whose losses lie on a lattice
+(:mod:`dpverify.engine.pld`); in closed form for Gaussian releases (T runs at scaled distance D are
+one run at sqrt(T) D: :mod:`dpverify.engine.gaussian_delta`); between certified bounds for Laplace
+releases (:mod:`dpverify.engine.pld_bounds`).
+"""

@@ -1,0 +1,193 @@
+"""The three ways to a composed privacy profile, each for every distinct ordered pair of laws.
+
+A route gives, per pair and eps, a certified enclosure [lower, upper] of delta_T(eps), and confirms a
+violation afresh: both datasets' laws recomputed (exactly, or in intervals at twice the precision)
+and the composition recomputed from them.
+
+* :class:`Lattice` -- discrete laws whose losses are integer multiples of one step: the exact
+  polynomial power of :mod:`dpverify.engine.pld` (lower = upper up to interval rounding).
+* :class:`Gaussian` -- Gaussian releases: delta at the scaled distance sqrt(T) D, in closed form.
+* :class:`Laplace` -- Laplace releases: the discretised loss distribution rounded down and up
+  (:mod:`dpverify.engine.pld_bounds`), on a grid refined once when a claim falls between the bounds.
+"""
+from __future__ import annotations
+
+import math
+from typing import Any, Optional
+
+import sympy
+
+from ...dsl.params import Point
+from ...engine.backend import IntervalBackend, SympyBackend
+from ...engine.gaussian_delta import centre_distance, event_probabilities, gaussian_delta, release
+from ...engine.noisy import Density
+from ...engine.pld import LatticePLD, NotOnLattice, delta_at, lattice_pld
+from ...engine.pld_bounds import Discretised, delta_bounds, discretise
+from ...engine.reading import distribution
+from ...engine.renyi import Unsupported, exact_number, parts
+from ...engine.work import params
+
+GRIDS = (128, 1024)
+"""Grid points per unit of the smallest Laplace distance: the first, and the refinement."""
+
+
+class NotComposable(Exception):
+    """The laws are outside every route (the reason is the message)."""
+
+
+def _laws(program: Any, point: Point, pair: tuple, backend: Any, windows: dict) -> list[dict]:
+    return [distribution(program, data, params(point), backend, windows) for data in pair]
+
+
+def _aligned(law: dict, law_prime: dict) -> tuple[list, list]:
+    outputs = list(dict.fromkeys([*law, *law_prime]))
+    zero = sympy.Integer(0)
+    return [law.get(o, zero) for o in outputs], [law_prime.get(o, zero) for o in outputs]
+
+
+class Lattice:
+    """Discrete laws with losses on a lattice: exact composed loss distributions."""
+
+    method = "exact privacy loss distribution: a polynomial power in w = e^s, certified intervals"
+
+    def __init__(self, program: Any, point: Point, pairs: list[tuple], times: int, table: Any) -> None:
+        self.program, self.point, self.pairs, self.times, self.table = program, point, pairs, times, table
+        self.composed = [self._compose(pair) for pair in pairs]
+
+    def _compose(self, pair: tuple) -> LatticePLD:
+        law, law_prime = _laws(self.program, self.point, pair, SympyBackend(), self.table.windows)
+        return lattice_pld(*_aligned(law, law_prime)).compose(self.times)
+
+    def enclosure(self, index: int, eps: sympy.Expr) -> Any:
+        return delta_at(self.composed[index], eps, self.table.backend).delta
+
+    def confirm(self, index: int, eps: sympy.Expr) -> tuple[tuple, str, int]:
+        """(P(S|X), P(S|X'), delta) of the T-fold laws recomputed afresh, S their event, digits."""
+        fresh = IntervalBackend(2 * self.table.backend.dps)
+        found = delta_at(self._compose(self.pairs[index]), eps, fresh)
+        pld = self.composed[index]
+        event = (f"S = the {self.times}-tuples of outputs whose total privacy loss is at least {found.threshold} x "
+                 f"{pld.step} (above {eps})" + (" or infinite" if pld.infinite != 0 else ""))
+        return (found.p_event, found.q_event, found.delta), event, fresh.dps
+
+    def extras(self) -> dict:
+        worst = max(self.composed, key=lambda c: len(c.terms))
+        return {"step": str(worst.step), "terms": len(worst.terms)}
+
+
+class Gaussian:
+    """Gaussian releases: T runs at scaled distance D are one release at distance sqrt(T) D."""
+
+    method = "analytic Gaussian delta(eps) at the composed distance sqrt(T) D (Balle and Wang 2018), certified"
+
+    def __init__(self, program: Any, point: Point, pairs: list[tuple], times: int, table: Any) -> None:
+        self.program, self.point, self.pairs, self.times, self.table = program, point, pairs, times, table
+        self.distances = [self._distance(pair, table.backend) for pair in pairs]
+
+    def _distance(self, pair: tuple, backend: Any) -> Any:
+        (ka, ga), (kb, gb) = (release(law, backend) for law in _laws(self.program, self.point, pair, backend,
+                                                                     self.table.windows))
+        if ka != kb:
+            raise NotComposable(f"X={pair[0]!r} and X'={pair[1]!r} release different outputs around the noise "
+                                "(disjoint supports: delta = 1 at every eps)")
+        if len(ga) != len(gb) or any(a[2] != b[2] for a, b in zip(ga, gb)):
+            raise NotComposable("the two laws release Gaussian values with different scales")
+        return backend.ctx.sqrt(self.times) * centre_distance((ga, gb), backend)
+
+    def enclosure(self, index: int, eps: sympy.Expr) -> Any:
+        backend = self.table.backend
+        return gaussian_delta(backend.ctx, self.distances[index], backend.num(eps))
+
+    def confirm(self, index: int, eps: sympy.Expr) -> tuple[tuple, str, int]:
+        fresh = IntervalBackend(2 * self.table.backend.dps)
+        distance = self._distance(self.pairs[index], fresh)
+        inside, outside = event_probabilities(fresh.ctx, distance, fresh.num(eps))
+        event = f"S = the {self.times}-tuples of releases whose total privacy loss exceeds {eps}"
+        return (inside, outside, inside - fresh.exp(eps) * outside), event, fresh.dps
+
+    def extras(self) -> dict:
+        return {}
+
+
+class Laplace:
+    """Laplace releases: certified bounds from the rounded-down and rounded-up loss distributions."""
+
+    method = "discretised privacy loss distribution rounded down and up (certified lower and upper bounds)"
+
+    def __init__(self, program: Any, point: Point, pairs: list[tuple], times: int, table: Any) -> None:
+        self.program, self.point, self.pairs, self.times, self.table = program, point, pairs, times, table
+        self.distances = [self._distances(pair, table.backend) for pair in pairs]
+        self.grid = GRIDS[0]
+        self.found = [self._discretise(d, table.backend, self.grid) for d in self.distances]
+
+    def _distances(self, pair: tuple, backend: Any) -> list[sympy.Expr]:
+        try:
+            (law, law_prime) = (parts(law, backend) for law in _laws(self.program, self.point, pair, backend,
+                                                                     self.table.windows))
+        except Unsupported as exc:
+            raise NotComposable(str(exc)) from None
+        if len(law) != 1 or list(law) != list(law_prime):
+            raise NotComposable("only mechanisms releasing one output of Laplace values are handled "
+                                f"(X={pair[0]!r} and X'={pair[1]!r} release several or different outputs)")
+        (a,), (b,) = law.values(), law_prime.values()
+        out = []
+        for g, h in zip(a.slots, b.slots):
+            if g.kind != "laplace" or h.kind != "laplace" or g.scale != h.scale:
+                raise NotComposable("a released value that is not Laplace, or Laplace values of different scales")
+            t = sympy.Abs(exact_number(g.centre) - exact_number(h.centre)) / exact_number(g.scale)
+            if t != 0:
+                out.append(t)
+        return out
+
+    def _discretise(self, distances: list[sympy.Expr], backend: Any, grid: int) -> Optional[Discretised]:
+        if not distances:
+            return None
+        base = min(distances, key=lambda t: float(t))
+        ratios = [sympy.nsimplify(t / base) for t in distances]
+        if not all(r.is_Rational for r in ratios):
+            raise NotComposable(f"the Laplace distances {distances} are not rational multiples of each other")
+        denominator = math.lcm(*(int(r.q) for r in ratios))
+        steps = [int(r * grid * denominator) for r in ratios] * self.times
+        return discretise(backend.ctx, steps, backend.num(base / (grid * denominator)))
+
+    def refine(self) -> bool:
+        """Move to the finer grid (False when already there)."""
+        if self.grid == GRIDS[-1]:
+            return False
+        self.grid = GRIDS[-1]
+        self.found = [self._discretise(d, self.table.backend, self.grid) for d in self.distances]
+        return True
+
+    def enclosure(self, index: int, eps: sympy.Expr) -> Any:
+        ctx = self.table.backend.ctx
+        if self.found[index] is None:
+            return ctx.mpf(0)
+        bounds = delta_bounds(ctx, self.found[index], self.table.backend.num(eps))
+        return ctx.mpf([bounds.lower.a, bounds.upper.b])
+
+    def confirm_lower(self, index: int, eps: sympy.Expr) -> tuple[Any, int]:
+        """The certified lower bound of delta_T(eps) from both laws recomputed at twice the precision."""
+        fresh = IntervalBackend(2 * self.table.backend.dps)
+        found = self._discretise(self._distances(self.pairs[index], fresh), fresh, self.grid)
+        if found is None:
+            return fresh.ctx.mpf(0), fresh.dps
+        return delta_bounds(fresh.ctx, found, fresh.num(eps)).lower, fresh.dps
+
+    def extras(self) -> dict:
+        return {"grid": self.grid}
+
+
+def route(program: Any, point: Point, pairs: list[tuple], times: int, table: Any) -> Any:
+    """The route for the table's laws; :class:`NotComposable` when none applies."""
+    weights = [w for law in table.laws for w in law.values()]
+    try:
+        if not any(isinstance(w, Density) for w in weights):
+            return Lattice(program, point, pairs, times, table)
+        kinds = {s.kind for law in table.laws for part in parts(law, table.backend).values() for s in part.slots}
+    except (NotOnLattice, Unsupported) as exc:
+        raise NotComposable(str(exc)) from None
+    if kinds == {"gaussian"}:
+        return Gaussian(program, point, pairs, times, table)
+    if kinds == {"laplace"}:
+        return Laplace(program, point, pairs, times, table)
+    raise NotComposable("releases mixing Laplace and Gaussian values, or values of other laws, are not composed")

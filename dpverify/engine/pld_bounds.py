@@ -1,0 +1,133 @@
+"""Certified bounds on delta(eps) of composed Laplace releases, by a discretised loss distribution.
+
+A Laplace(b) value centred at mu against one centred at nu, t = |mu - nu| / b apart, has under P
+the privacy loss l(v) = (|v - nu| - |v - mu|) / b in [-t, t], with (for -t <= y < t)
+
+    P(l <= y) = e^(-(t - y)/2) / 2,
+
+an atom e^(-t)/2 at -t, an atom 1/2 at t, a density in between.  On a grid of step h, moving every
+loss up to the next grid point (``upper``) or down to the previous one (``lower``) gives two lattice
+distributions; delta(eps) = E_P[(1 - e^(eps - L))_+] is non-decreasing in the total loss L, so by the
+coupling that rounds each component, the rounded-up composition's delta bounds the true one from
+above and the rounded-down one from below.  The grid masses are intervals, turned into integers at
+2^-BITS (ceiling for the upper bound, floor for the lower: the coefficients are non-negative, so the
+product of larger polynomials is larger), and each product is exact integer arithmetic (one Python
+integer per polynomial, by Kronecker substitution), rounded back to 2^-BITS in the bound's direction.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any, Sequence
+
+BITS = 160
+"""Bits of the integer masses (2^-BITS resolution)."""
+
+
+@dataclass
+class Bounds:
+    """Certified lower and upper ends of delta(eps) (intervals' .a and .b)."""
+
+    lower: Any
+    upper: Any
+
+
+def laplace_grid(ctx: Any, steps: int, h: Any, up: bool) -> dict[int, Any]:
+    """The loss distribution of one Laplace value t = steps * h scales apart (h > 0 exact, given as an
+    interval), rounded up (``up``) or down to the grid h Z: {grid index: mass interval}."""
+    def below(i: int) -> Any:  # P(l < i h) for -steps < i <= steps (= P(l <= i h) for i < steps)
+        return ctx.exp(-(steps - i) * h / 2) / 2
+    c = {i: below(i) for i in range(-steps, steps + 1)}  # c[-steps] = e^-t/2 = P(l <= -t), c[steps] = 1/2
+    masses: dict[int, Any] = {}
+    if up:  # the cell (g_{i-1}, g_i] goes to g_i; the atom e^-t/2 at -t stays
+        masses[-steps] = c[-steps]
+        for i in range(-steps + 1, steps):
+            masses[i] = c[i] - c[i - 1]
+        masses[steps] = 1 - c[steps - 1]
+    else:  # the cell [g_i, g_{i+1}) goes to g_i (nothing is below -t); the atom 1/2 at t stays
+        for i in range(-steps, steps):
+            masses[i] = c[i + 1] - (c[i] if i > -steps else 0)
+        masses[steps] = ctx.mpf(1) / 2
+    return {i: ctx.mpf([max(m.a, 0), max(m.b, 0)]) for i, m in masses.items()}
+
+
+def _integers(masses: dict[int, Any], up: bool) -> tuple[int, list[int]]:
+    """(lowest index, integer masses at 2^-BITS: ceilings when ``up``, floors otherwise)."""
+    first, last = min(masses), max(masses)
+    scale = 2 ** BITS
+    out = []
+    for i in range(first, last + 1):
+        m = masses.get(i)
+        if m is None:
+            out.append(0)
+        elif up:
+            out.append(int(math.ceil(m.b * scale)))
+        else:
+            out.append(int(math.floor(m.a * scale)))
+    return first, out
+
+
+def _pack(coeffs: Sequence[int], bits: int) -> int:
+    value = 0
+    for c in reversed(coeffs):
+        value = (value << bits) | c
+    return value
+
+
+def _unpack(value: int, bits: int, count: int) -> list[int]:
+    mask = (1 << bits) - 1
+    out = []
+    for _ in range(count):
+        out.append(value & mask)
+        value >>= bits
+    return out
+
+
+def product(parts: Sequence[tuple[int, list[int]]], up: bool) -> tuple[int, list[int]]:
+    """The product of polynomials with integer coefficients at 2^-BITS (lowest index, coefficients),
+    kept at 2^-BITS after each multiplication by rounding up (``up``) or down: (lowest index, coefficients)."""
+    first, coeffs = parts[0]
+    for other_first, other in parts[1:]:
+        bits = (sum(coeffs) * sum(other)).bit_length() + 1
+        value = _pack(coeffs, bits) * _pack(other, bits)
+        exact = _unpack(value, bits, len(coeffs) + len(other) - 1)
+        coeffs = [-((-c) >> BITS) if up else c >> BITS for c in exact]
+        first += other_first
+    return first, coeffs
+
+
+@dataclass
+class Discretised:
+    """The rounded-down and rounded-up composed loss distributions on the grid h Z: (lowest index,
+    integer coefficients at 2^-BITS) each."""
+
+    h: Any
+    lower: tuple[int, list[int]]
+    upper: tuple[int, list[int]]
+
+
+def discretise(ctx: Any, steps: Sequence[int], h: Any) -> Discretised:
+    """The composition of Laplace values steps[i] * h scales apart (one entry per released value and
+    repetition; h > 0 exact, given as an interval), rounded down and up to the grid h Z."""
+    ends = []
+    for up in (False, True):
+        grids = {n: _integers(laplace_grid(ctx, n, h, up), up) for n in set(steps)}
+        ends.append(product([grids[n] for n in steps], up))
+    return Discretised(h, ends[0], ends[1])
+
+
+def delta_bounds(ctx: Any, found: Discretised, eps: Any) -> Bounds:
+    """Certified lower and upper bounds on delta(eps) (``eps`` an interval)."""
+    ends = []
+    for up, (first, coeffs) in ((False, found.lower), (True, found.upper)):
+        total = ctx.mpf(0)
+        for offset, c in enumerate(coeffs):
+            if c == 0:
+                continue
+            excess = 1 - ctx.exp(eps - (first + offset) * found.h)
+            if excess.b <= 0:
+                continue
+            total += c * ctx.mpf([max(excess.a, 0), max(excess.b, 0)])
+        value = total / ctx.mpf(2) ** BITS
+        ends.append(value.b if up else value.a)
+    return Bounds(ctx.mpf(ends[0]), ctx.mpf(ends[1]))

@@ -1,0 +1,198 @@
+"""Composed privacy profiles: exact lattice PLDs, Gaussian and Laplace compositions, the profile claim.
+
+References are computed independently of dpverify's code: binomial sums in mpmath at 60 digits for
+randomized response, the closed form with mpmath's ncdf for Gaussians, numerical integration at
+50 digits for two Laplace releases, and brute-force enumeration of T-tuples in exact sympy.
+"""
+from __future__ import annotations
+
+import itertools
+
+import mpmath
+import pytest
+import sympy
+from hypothesis import given, settings, strategies as st
+from sympy import Rational, exp
+
+import dpverify as dp
+from dpverify.engine.backend import IntervalBackend
+from dpverify.engine.pld import NotOnLattice, delta_at, lattice_pld
+from dpverify.engine.pld_bounds import delta_bounds, discretise
+from dpverify.errors import SpecError
+
+eps = dp.symbol("eps", positive=True)
+BIT = dp.universe([0, 1], n=1, neighbours=dp.REPLACE_ONE)
+
+
+def rr_pair(e):
+    keep = exp(e) / (1 + exp(e))
+    return [keep, 1 - keep], [1 - keep, keep]
+
+
+def binomial_delta(e, times, at, dps=60):
+    """delta of T-fold randomized response at ``at``: a binomial sum over the number of truthful answers."""
+    with mpmath.workdps(dps):
+        e, at = mpmath.mpf(e.p) / e.q, mpmath.mpf(at.p) / at.q
+        keep = mpmath.exp(e) / (1 + mpmath.exp(e))
+        total = mpmath.mpf(0)
+        for j in range(times + 1):
+            loss = (2 * j - times) * e
+            if loss > at:
+                total += mpmath.binomial(times, j) * keep ** j * (1 - keep) ** (times - j) * (1 - mpmath.exp(at - loss))
+        return total
+
+
+@pytest.mark.parametrize("e, times, at", [(Rational(1, 2), 1, Rational(0)), (Rational(1, 10), 50, Rational(1)),
+                                          (Rational(1, 3), 7, Rational(2, 3)), (Rational(1, 5), 25, Rational(3, 2))])
+def test_randomized_response_against_binomial_sum(e, times, at):
+    pld = lattice_pld(*rr_pair(e)).compose(times)
+    found = delta_at(pld, at, IntervalBackend(60))
+    reference = binomial_delta(e, times, at)
+    with mpmath.workdps(60):
+        assert found.delta.a - mpmath.mpf(10) ** -50 <= reference <= found.delta.b + mpmath.mpf(10) ** -50
+        assert found.delta.b - found.delta.a < mpmath.mpf(10) ** -45
+
+
+def test_loss_on_the_lattice_is_exact_at_a_tie():
+    """At eps' = 3 eps (a loss of the lattice) the term with loss exactly eps' contributes 0."""
+    e = Rational(1, 4)
+    pld = lattice_pld(*rr_pair(e)).compose(5)
+    found = delta_at(pld, 3 * e, IntervalBackend(50))
+    assert found.threshold == 4  # the loss 3 s equals eps exactly: it is left out of S (its term is 0)
+    assert abs(float(found.delta.mid) - float(binomial_delta(e, 5, 3 * e))) < 1e-15
+
+
+def test_off_lattice_pair_is_refused():
+    with pytest.raises(NotOnLattice):
+        lattice_pld([Rational(1, 3), Rational(2, 3)], [Rational(1, 2), Rational(1, 2)])
+
+
+def test_gaussian_composition_against_closed_form():
+    spec = dp.spec(lambda data, eps: dp.gaussian(data[0], 2), universe=BIT, grid={eps: [1]},
+                   claims=[dp.profile(at=[0, 1, 3], delta=1, times=9)])
+    report = dp.check(spec)
+    rows = report[0].evidence.rows
+    mu = mpmath.sqrt(9) * mpmath.mpf(1) / 2
+    for row, e in zip(rows, (0, 1, 3)):
+        with mpmath.workdps(50):
+            closed = mpmath.ncdf(mu / 2 - e / mu) - mpmath.exp(e) * mpmath.ncdf(-mu / 2 - e / mu)
+            assert abs(mpmath.mpf(row.achieved) - closed) < mpmath.mpf(10) ** -35
+
+
+def _laplace_two_fold(t, at, dps=50):
+    """delta_2(at) of two Laplace values t scales apart: the loss of one is t w.p. 1/2, -t w.p. e^-t/2 and
+    has density e^(-(t - y)/2)/4 on (-t, t); integrate (1 - e^(at - l1 - l2))_+ over both, piece by piece."""
+    with mpmath.workdps(dps + 10):
+        t, at = mpmath.mpf(t), mpmath.mpf(at)
+        atoms = [(t, mpmath.mpf(1) / 2), (-t, mpmath.exp(-t) / 2)]
+        density = lambda y: mpmath.exp(-(t - y) / 2) / 4
+        f = lambda total: max(1 - mpmath.exp(at - total), 0)
+
+        def inner(l1):  # E over l2 of f(l1 + l2)
+            total = sum(m * f(l1 + a) for a, m in atoms)
+            cut = min(max(at - l1, -t), t)
+            return total + mpmath.quad(lambda y: density(y) * f(l1 + y), [cut, t])
+        total = sum(m * inner(a) for a, m in atoms)
+        total += mpmath.quad(lambda y: density(y) * inner(y), [-t, min(max(at - t, -t), t), min(max(at + t, -t), t), t])
+        return total
+
+
+@pytest.mark.parametrize("grid", [64, 512])
+def test_laplace_bounds_bracket_the_integral(grid):
+    ctx = IntervalBackend(30).ctx
+    found = discretise(ctx, [grid, grid], ctx.mpf(1) / grid)
+    for at in (Rational(0), Rational(1, 2), Rational(3, 2)):
+        bounds = delta_bounds(ctx, found, ctx.mpf(at.p) / at.q)
+        reference = _laplace_two_fold(1, mpmath.mpf(at.p) / at.q)
+        assert bounds.lower.a <= reference <= bounds.upper.b
+        assert bounds.upper.b - bounds.lower.a < 4.0 / grid
+
+
+def _status(spec):
+    return [(c.id, p.status.value) for c, p in zip(spec.claims, dp.check(spec))]
+
+
+def test_claims_verified_and_mutants_refuted():
+    rr = dp.spec(lambda data, eps: dp.randomized_response(data[0], eps), universe=BIT,
+                 grid={eps: [Rational(1, 10)]},
+                 claims=[dp.profile(at=[3], delta=Rational(63, 100), times=1000, id="exact"),
+                         dp.profile(at=[3], delta=Rational(62, 100), times=1000, id="too_small")])
+    assert _status(rr) == [("exact", "verified"), ("too_small", "refuted")]
+    lap = dp.spec(lambda data, eps: dp.laplace(data[0], 1), universe=BIT, grid={eps: [1]},
+                  claims=[dp.profile(at=[Rational(1, 2)], delta=Rational(36, 100), times=2, id="above"),
+                          dp.profile(at=[Rational(1, 2)], delta=Rational(34, 100), times=2, id="below")])
+    assert _status(lap) == [("above", "verified"), ("below", "refuted")]
+    gauss = dp.spec(lambda data, eps: dp.gaussian(data[0], 1), universe=BIT, grid={eps: [1]},
+                    claims=[dp.profile(at=[1], delta=Rational(82, 100), times=10, id="above"),
+                            dp.profile(at=[1], delta=Rational(81, 100), times=10, id="below")])
+    assert _status(gauss) == [("above", "verified"), ("below", "refuted")]
+
+
+def test_refutation_carries_confirmed_witness():
+    rr = dp.spec(lambda data, eps: dp.randomized_response(data[0], eps), universe=BIT, grid={eps: [Rational(1, 2)]},
+                 claims=[dp.profile(at=[1], delta=Rational(1, 10), times=20)])
+    point = dp.check(rr)[0]
+    assert point.status.value == "refuted"
+    with mpmath.workdps(50):
+        p, q = mpmath.mpf(point.witness.p), mpmath.mpf(point.witness.p_prime)
+        assert p - mpmath.e * q > mpmath.mpf(1) / 10
+        assert abs((p - mpmath.e * q) - binomial_delta(Rational(1, 2), 20, Rational(1))) < 1e-30
+
+
+blocks = st.lists(st.tuples(st.integers(1, 5), st.integers(0, 3)), min_size=1, max_size=3)
+
+
+@settings(max_examples=25, deadline=None)
+@given(blocks=blocks, infinite=st.integers(0, 2), times=st.integers(1, 4), step=st.sampled_from([Rational(1, 3), Rational(1, 2), 1]))
+def test_polynomial_power_equals_brute_force(blocks, infinite, times, step):
+    """Random pairs made of symmetric blocks (outputs with losses +-k s), possibly an output of infinite
+    loss: the composed PLD's masses equal brute-force sums over T-tuples, exactly (as rational functions of w)."""
+    weights = [Rational(c) for c, _ in blocks] + [Rational(infinite)]
+    total = sum(weights) + 1  # the last unit goes to an output only Q has
+    p, q = [], []
+    for (c, k), _ in zip(blocks, weights):
+        a = exp(k * step)
+        p += [Rational(c) / total * a / (1 + a), Rational(c) / total / (1 + a)]
+        q += [Rational(c) / total / (1 + a), Rational(c) / total * a / (1 + a)]
+    p += [Rational(infinite) / total, 0]
+    q += [0, 1 / total]
+    pld = lattice_pld(p, q).compose(times)
+    w0 = sympy.Symbol("w0", positive=True)  # e^step
+    in_w0 = lambda m: sympy.sympify(m).replace(lambda e: isinstance(e, sympy.exp),
+                                               lambda e: w0 ** int(e.args[0] / step)).xreplace({sympy.E: w0 ** int(1 / step)})
+    finite = [(in_w0(pm), k) for pm, qm, k in _losses(p, q, blocks) if qm != 0 and pm != 0]
+    brute: dict = {}
+    for combo in itertools.product(finite, repeat=times):
+        key = sum(k for _, k in combo)
+        brute[key] = brute.get(key, 0) + sympy.Mul(*(m for m, _ in combo))
+    unit = int(pld.step / step) if pld.step != 0 else 1  # the lattice's step in units of ``step``
+    found: dict = {}
+    for (k, j), c in pld.terms.items():
+        found[k * unit] = found.get(k * unit, 0) + c * w0 ** (j * unit)
+    den = sum(c * w0 ** (j * unit) for j, c in pld.denominator.items()) ** pld.power
+    assert sorted(found) == sorted(brute)
+    for key, mass in brute.items():
+        assert sympy.cancel(mass - found[key] / den) == 0
+    assert pld.infinite == Rational(infinite) / total
+
+
+def _losses(p, q, blocks):
+    out = []
+    for b, (_, k) in enumerate(blocks):
+        out += [(p[2 * b], q[2 * b], k), (p[2 * b + 1], q[2 * b + 1], -k)]
+    out += [(p[-2], q[-2], None), (p[-1], q[-1], None)]
+    return out
+
+
+@pytest.mark.parametrize("call, fix", [
+    (lambda: dp.profile(at=[1], delta=Rational(1, 10), times=0), "times=100"),
+    (lambda: dp.profile(at=[1, 2], delta=[Rational(1, 10)]), "one delta for every epsilon"),
+    (lambda: dp.profile(at=[-1], delta=Rational(1, 10)), "epsilons >= 0"),
+    (lambda: dp.profile(at=[1], delta=2), "between 0 and 1"),
+    (lambda: dp.profile(at=[], delta=Rational(1, 10)), "at=[1, 2]"),
+    (lambda: dp.profile(at=[0.5], delta=Rational(1, 10)), "Rational"),
+])
+def test_invalid_declarations(call, fix):
+    with pytest.raises(SpecError) as info:
+        call()
+    assert fix in str(info.value)
