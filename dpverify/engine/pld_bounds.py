@@ -67,20 +67,14 @@ def _integers(masses: dict[int, Any], up: bool) -> tuple[int, list[int]]:
     return first, out
 
 
-def _pack(coeffs: Sequence[int], bits: int) -> int:
-    value = 0
-    for c in reversed(coeffs):
-        value = (value << bits) | c
-    return value
+def _pack(coeffs: Sequence[int], size: int) -> int:
+    """The non-negative integers ``coeffs`` as one integer, ``size`` bytes each (lowest first)."""
+    return int.from_bytes(b"".join(c.to_bytes(size, "little") for c in coeffs), "little")
 
 
-def _unpack(value: int, bits: int, count: int) -> list[int]:
-    mask = (1 << bits) - 1
-    out = []
-    for _ in range(count):
-        out.append(value & mask)
-        value >>= bits
-    return out
+def _unpack(value: int, size: int, count: int) -> list[int]:
+    data = value.to_bytes(size * count, "little")
+    return [int.from_bytes(data[k * size:(k + 1) * size], "little") for k in range(count)]
 
 
 def product(parts: Sequence[tuple[int, list[int]]], up: bool) -> tuple[int, list[int]]:
@@ -88,9 +82,8 @@ def product(parts: Sequence[tuple[int, list[int]]], up: bool) -> tuple[int, list
     kept at 2^-BITS after each multiplication by rounding up (``up``) or down: (lowest index, coefficients)."""
     first, coeffs = parts[0]
     for other_first, other in parts[1:]:
-        bits = (sum(coeffs) * sum(other)).bit_length() + 1
-        value = _pack(coeffs, bits) * _pack(other, bits)
-        exact = _unpack(value, bits, len(coeffs) + len(other) - 1)
+        size = (sum(coeffs) * sum(other)).bit_length() // 8 + 1  # bytes per coefficient of the product
+        exact = _unpack(_pack(coeffs, size) * _pack(other, size), size, len(coeffs) + len(other) - 1)
         coeffs = [-((-c) >> BITS) if up else c >> BITS for c in exact]
         first += other_first
     return first, coeffs
@@ -111,9 +104,21 @@ def discretise(ctx: Any, steps: Sequence[int], h: Any) -> Discretised:
     repetition; h > 0 exact, given as an interval), rounded down and up to the grid h Z."""
     ends = []
     for up in (False, True):
-        grids = {n: _integers(laplace_grid(ctx, n, h, up), up) for n in set(steps)}
-        ends.append(product([grids[n] for n in steps], up))
+        counts = {n: steps.count(n) for n in sorted(set(steps))}
+        ends.append(product([_power(_integers(laplace_grid(ctx, n, h, up), up), k, up) for n, k in counts.items()], up))
     return Discretised(h, ends[0], ends[1])
+
+
+def _power(part: tuple[int, list[int]], times: int, up: bool) -> tuple[int, list[int]]:
+    """``part`` to the power ``times`` by repeated squaring (rounded at 2^-BITS after each product)."""
+    result = None
+    while times:
+        if times & 1:
+            result = part if result is None else product([result, part], up)
+        times >>= 1
+        if times:
+            part = product([part, part], up)
+    return result
 
 
 def delta_bounds(ctx: Any, found: Discretised, eps: Any) -> Bounds:

@@ -1,0 +1,109 @@
+"""Composed privacy profiles, timed: exact delta(eps) of T-fold randomized response, Gaussian and Laplace.
+
+    python bench/bench_accounting.py                # T = 10 100 1000 for randomized response
+    python bench/bench_accounting.py --times 1000 5000
+
+For each question, the seconds dpverify's engine takes and its answer (40 digits, with the width of
+the certified enclosure), then -- when Google's dp_accounting is installed -- its PLD accountant on
+the same question (seconds, answer, and its error against ours).  A benchmark, not a test: it
+prints figures and asserts only that the exact answer agrees with an independent binomial sum.
+"""
+from __future__ import annotations
+
+import argparse
+import time
+from typing import Any, Optional
+
+import mpmath
+
+
+def _mid(value: Any) -> Any:
+    return mpmath.mp.make_mpf(value.mid._mpi_[0])
+from sympy import Rational, exp
+
+from dpverify.engine.backend import IntervalBackend
+from dpverify.engine.gaussian_delta import gaussian_delta
+from dpverify.engine.pld import delta_at, lattice_pld
+from dpverify.engine.pld_bounds import delta_bounds, discretise
+
+EPS = Rational(1, 10)
+AT = Rational(1)
+
+
+def exact_rr(times: int) -> tuple[float, Any, int]:
+    """(seconds, delta(AT) enclosure, terms) of the times-fold randomized response at EPS, from its laws."""
+    start = time.perf_counter()
+    keep = exp(EPS) / (1 + exp(EPS))
+    pld = lattice_pld([keep, 1 - keep], [1 - keep, keep]).compose(times)
+    value = delta_at(pld, AT + times * EPS / 4, IntervalBackend(50)).delta
+    return time.perf_counter() - start, value, len(pld.terms)
+
+
+def binomial(times: int) -> Any:
+    """The same number as an independent binomial sum at 60 digits."""
+    with mpmath.workdps(60):
+        e, at = mpmath.mpf(1) / 10, 1 + mpmath.mpf(times) / 40
+        keep = mpmath.exp(e) / (1 + mpmath.exp(e))
+        return sum(mpmath.binomial(times, j) * keep ** j * (1 - keep) ** (times - j) * (1 - mpmath.exp(at - (2 * j - times) * e))
+                   for j in range(times + 1) if (2 * j - times) * e > at)
+
+
+def accountant_rr(times: int) -> Optional[tuple[float, float]]:
+    """dp_accounting's PLD accountant on the same question (seconds, delta), or None when not installed."""
+    try:
+        from dp_accounting import dp_event, pld as pld_accounting
+    except ImportError:
+        return None
+    start = time.perf_counter()
+    accountant = pld_accounting.PLDAccountant()
+    accountant.compose(dp_event.RandomizedResponseDpEvent(noise_parameter=2 / (1 + float(mpmath.exp(EPS))),
+                                                         num_buckets=2), times)
+    value = accountant.get_delta(float(AT + times * EPS / 4))
+    return time.perf_counter() - start, value
+
+
+def gaussian(times: int) -> tuple[float, Any]:
+    start = time.perf_counter()
+    ctx = IntervalBackend(50).ctx
+    value = gaussian_delta(ctx, ctx.sqrt(times) * ctx.mpf(1) / 10, ctx.mpf(1))
+    return time.perf_counter() - start, value
+
+
+def laplace(times: int, grid: int) -> tuple[float, Any, Any]:
+    start = time.perf_counter()
+    ctx = IntervalBackend(30).ctx
+    found = discretise(ctx, [grid] * times, ctx.mpf(1) / grid)
+    bounds = delta_bounds(ctx, found, ctx.mpf(1))
+    return time.perf_counter() - start, bounds.lower, bounds.upper
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--times", type=int, nargs="*", default=[10, 100, 1000])
+    args = parser.parse_args()
+    print(f"randomized response at eps = {EPS}, delta(1 + T eps / 4) exactly (a polynomial power in w = e^eps)")
+    print(f"{'T':>6} {'terms':>6} {'seconds':>8}  delta (40 digits)                            width      "
+          f"agrees  dp_accounting PLD (seconds, error)")
+    for times in args.times:
+        seconds, value, terms = exact_rr(times)
+        reference = binomial(times)
+        with mpmath.workdps(60):
+            agrees = value.a - mpmath.mpf(10) ** -45 <= reference <= value.b + mpmath.mpf(10) ** -45
+        assert agrees, (times, value, reference)
+        other = accountant_rr(times)
+        theirs = "not installed" if other is None else f"{other[0]:.3f} s, {other[1] - float(_mid(value)):+.3e}"
+        print(f"{times:>6} {terms:>6} {seconds:>8.3f}  {mpmath.nstr(_mid(value), 40):<44} "
+              f"{float(value.b - value.a):.1e}  {agrees!s:<6}  {theirs}")
+    print("\nGaussian, sigma = 10 (shift 1), T runs: delta(1) at the distance sqrt(T) / 10, closed form")
+    for times in args.times:
+        seconds, value = gaussian(times)
+        print(f"{times:>6} {seconds:>8.3f}  {mpmath.nstr(_mid(value), 40)}")
+    print("\nLaplace(1), shift 1, T runs: delta(1) between certified bounds (grid of 1/64 and 1/512)")
+    for times in (2, 10):
+        for grid in (64, 512):
+            seconds, lower, upper = laplace(times, grid)
+            print(f"{times:>6} grid {grid:>4} {seconds:>8.3f}  [{mpmath.nstr(mpmath.mp.make_mpf(lower._mpi_[0]), 12)}, {mpmath.nstr(mpmath.mp.make_mpf(upper._mpi_[1]), 12)}]")
+
+
+if __name__ == "__main__":
+    main()
