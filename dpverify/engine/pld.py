@@ -24,7 +24,7 @@ Nothing here decides a claim: :mod:`dpverify.checks.composition` compares these 
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any, Optional, Sequence
 
@@ -54,6 +54,7 @@ class LatticePLD:
     power: int
     infinite: sympy.Expr
     times: int = 1
+    cache: dict = field(default_factory=dict, compare=False, repr=False)  # masses per precision
 
     def compose(self, times: int) -> "LatticePLD":
         """The ``times``-fold composition (refuses beyond MAX_TERMS terms: :class:`NotOnLattice`)."""
@@ -191,8 +192,6 @@ def delta_at(pld: LatticePLD, eps: sympy.Expr, backend: Any) -> Profile:
     if s == 0:
         return Profile(inf_p, inf_p, ctx.mpf(0), 1)
     s_iv, eps_iv = backend.num(s), backend.num(eps)
-    w = ctx.exp(s_iv)
-    d = sum((c * w ** j for j, c in pld.denominator.items()), ctx.mpf(0)) ** pld.power
     ratio = eps_iv / s_iv
     threshold = int(math.floor(float(ratio.a))) - 1
     while threshold < ratio.a:
@@ -201,21 +200,30 @@ def delta_at(pld: LatticePLD, eps: sympy.Expr, backend: Any) -> Profile:
     if not threshold > ratio.b and exact_sign(threshold * s - eps) != 1:
         threshold += 1
     e_eps = ctx.exp(eps_iv)
-    by_k: dict[int, Any] = {}
-    powers: dict[int, Any] = {}
-    for (k, j), c in pld.terms.items():
+    delta, p_event, q_event = ctx.mpf(0), ctx.mpf(0), ctx.mpf(0)
+    for k, mass, back in _masses(pld, backend):
         if k < threshold:
             continue
-        wj = powers.get(j)
-        if wj is None:
-            wj = powers[j] = w ** j
-        by_k[k] = by_k.get(k, ctx.mpf(0)) + c * wj
-    delta, p_event, q_event = ctx.mpf(0), ctx.mpf(0), ctx.mpf(0)
-    for k, mass in by_k.items():
-        mass = mass / d
-        back = w ** (-k)
         p_event += mass
         q_event += mass * back
         excess = ctx.mpf(1) - e_eps * back
         delta += mass * ctx.mpf([max(excess.a, 0), max(excess.b, 0)])
     return Profile(delta + inf_p, p_event + inf_p, q_event, threshold)
+
+
+def _masses(pld: LatticePLD, backend: Any) -> list[tuple[int, Any, Any]]:
+    """(k, P-mass at loss k s, w^-k) for every finite loss, as intervals at the backend's precision (cached)."""
+    found = pld.cache.get(backend.dps)
+    if found is None:
+        ctx = backend.ctx
+        w = ctx.exp(backend.num(pld.step))
+        d = sum((c * w ** j for j, c in pld.denominator.items()), ctx.mpf(0)) ** pld.power
+        by_k: dict[int, Any] = {}
+        powers: dict[int, Any] = {}
+        for (k, j), c in pld.terms.items():
+            wj = powers.get(j)
+            if wj is None:
+                wj = powers[j] = w ** j
+            by_k[k] = by_k.get(k, ctx.mpf(0)) + c * wj
+        found = pld.cache[backend.dps] = [(k, by_k[k] / d, w ** (-k)) for k in sorted(by_k)]
+    return found

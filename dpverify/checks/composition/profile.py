@@ -54,10 +54,15 @@ class ProfileCheck:
             result.status = Status.VERIFIED
             result.message = "holds: every pair of neighbouring datasets has the same law (delta = 0 at every eps)"
             return result
-        try:
-            found = route(program, point, pairs, claim.times, table)
-        except NotComposable as exc:
-            result.message = f"not decided: {exc}"
+        key = ("profile-route", id(spec), point, claim.times)
+        if key not in ws.memo:  # the composed distributions are shared by the claims at this point
+            try:
+                ws.memo[key] = route(program, point, pairs, claim.times, table)
+            except NotComposable as exc:
+                ws.memo[key] = exc
+        found = ws.memo[key]
+        if isinstance(found, NotComposable):
+            result.message = f"not decided: {found}"
             return result
         result.method = found.method
         evidence.method = type(found).__name__.lower()
@@ -162,7 +167,7 @@ def _refute(found: Any, index: int, pair: tuple, eps: sympy.Expr, delta: sympy.E
     sums, event, digits = found.confirm(index, eps)
     fresh = IntervalBackend(digits)
     return confirm_delta(result, pair, event, f"for {event}", sums, fresh.num(delta), decimal(delta),
-                         f"e^{eps}" if eps != 0 else "1", (table.backend.dps, digits))
+                         f"e^({eps})" if eps != 0 else "1", (table.backend.dps, digits))
 
 
 def _above(lower: Any, delta: sympy.Expr, digits: int) -> bool:

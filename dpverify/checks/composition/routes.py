@@ -19,6 +19,7 @@ import sympy
 
 from ...dsl.params import Point
 from ...engine.backend import IntervalBackend, SympyBackend
+from ...engine.decimals import decimal
 from ...engine.gaussian_delta import centre_distance, event_probabilities, gaussian_delta, release
 from ...engine.noisy import Density
 from ...engine.pld import LatticePLD, NotOnLattice, delta_at, lattice_pld
@@ -67,7 +68,7 @@ class Lattice:
         found = delta_at(self._compose(self.pairs[index]), eps, fresh)
         pld = self.composed[index]
         event = (f"S = the {self.times}-tuples of outputs whose total privacy loss is at least {found.threshold} x "
-                 f"{pld.step} (above {eps})" + (" or infinite" if pld.infinite != 0 else ""))
+                 f"{pld.step} (above eps = {eps} = {decimal(eps)})" + (" or infinite" if pld.infinite != 0 else ""))
         return (found.p_event, found.q_event, found.delta), event, fresh.dps
 
     def extras(self) -> dict:
