@@ -21,8 +21,17 @@ Three eps-DP inner mechanisms:
 
 All of them ignore the order of the records (the subset is uniform), so the
 universes are multisets.
+
+Poisson subsampling, exactly (``poisson_sampled``): each record is kept with probability q = 1/10
+and randomized response releases whether a record was kept, under add/remove neighbours.  The
+dominating pair is the mixture q P + (1 - q) Q against Q (and the reverse direction), whose losses
+ln(1 + q(e^eps - 1)) and ln(1 + q(e^-eps - 1)) lie on no common lattice: its T-fold composition is
+an exact multinomial.  Beside the theorem (the amplified eps0 = ln(1 + q(e^eps - 1)), proved for
+every eps), the exact profile of T = 1000 runs: advanced composition over eps0 holds, basic
+composition's T eps0 is exact (delta = 0), and the folklore "rate q scales epsilon to q eps"
+is refuted, alone and composed (delta(T q eps) > 0, with its exact value).
 """
-from sympy import Rational
+from sympy import Rational, log, sqrt
 
 import dpverify as dp
 
@@ -72,4 +81,30 @@ subset_most_frequent = dp.spec(
     universe=dp.universe([0, 1, 2], n=4, neighbours=dp.REPLACE_ONE, symmetric=True),
     grid=GRID,
     claims=[dp.private(amplified(2, 4))],
+)
+
+
+Q_RATE = Rational(1, 10)
+T = 1000
+DELTA = Rational(1, 1000)
+EPS0 = dp.log(1 + Q_RATE * (dp.exp(eps) - 1))
+
+
+def poisson_rr(data, eps):
+    """Randomized response on whether a record survived Poisson subsampling at rate Q_RATE."""
+    kept = [r for r in data if dp.bernoulli(Q_RATE)]
+    return dp.randomized_response(1 if kept else 0, eps)
+
+
+poisson_sampled = dp.spec(
+    poisson_rr,
+    universe=dp.universe([1], n=range(0, 2), neighbours=dp.ADD_REMOVE),
+    grid={eps: [Rational(1, 2), 1]},
+    claims=[dp.private(EPS0, id="amplified"),
+            dp.private(Q_RATE * eps, id="linear_amplification", expect="refuted"),
+            dp.profile(at=[sqrt(2 * T * log(1 / DELTA)) * EPS0 + T * EPS0 * (dp.exp(EPS0) - 1)], delta=DELTA,
+                       times=T, id="advanced_composition_of_amplified"),
+            dp.profile(at=[T * EPS0], delta=0, times=T, id="basic_composition_of_amplified"),
+            dp.profile(at=[T * Q_RATE * eps], delta=0, times=T, id="linear_amplification_composed",
+                       expect="refuted")],
 )

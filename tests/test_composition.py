@@ -17,6 +17,7 @@ from sympy import Rational, exp
 import dpverify as dp
 from dpverify.engine.backend import IntervalBackend
 from dpverify.engine.pld import NotOnLattice, delta_at, lattice_pld
+from dpverify.engine.pld_atoms import atoms, composed_delta
 from dpverify.engine.pld_bounds import delta_bounds, discretise
 from dpverify.errors import SpecError
 
@@ -137,6 +138,76 @@ def test_refutation_carries_confirmed_witness():
         p, q = mpmath.mpf(point.witness.p), mpmath.mpf(point.witness.p_prime)
         assert p - mpmath.e * q > mpmath.mpf(1) / 10
         assert abs((p - mpmath.e * q) - binomial_delta(Rational(1, 2), 20, Rational(1))) < 1e-30
+
+
+def poisson_pair(e, rate):
+    """Randomized response of whether the record was kept (rate ``rate``): X = (1,) against X' = ()."""
+    keep = exp(e) / (1 + exp(e))
+    with_record = [rate * keep + (1 - rate) * (1 - keep), rate * (1 - keep) + (1 - rate) * keep]
+    return with_record, [1 - keep, keep]
+
+
+@pytest.mark.parametrize("times, at", [(1, Rational(0)), (10, Rational(1, 2)), (50, Rational(1))])
+def test_poisson_subsampling_against_binomial_sum(times, at):
+    """Both directions of the subsampled pair, composed: an independent binomial sum at 60 digits."""
+    e, rate = Rational(1), Rational(1, 10)
+    p, q = poisson_pair(e, rate)
+    for first, second in ((p, q), (q, p)):
+        found = composed_delta(atoms(first, second), times, at, IntervalBackend(60)).delta
+        with mpmath.workdps(60):
+            a = [mpmath.mpf(sympy.N(x, 70)) for x in first]
+            b = [mpmath.mpf(sympy.N(x, 70)) for x in second]
+            reference = mpmath.mpf(0)
+            for j in range(times + 1):
+                pj = mpmath.binomial(times, j) * a[0] ** j * a[1] ** (times - j)
+                qj = mpmath.binomial(times, j) * b[0] ** j * b[1] ** (times - j)
+                reference += max(pj - mpmath.exp(mpmath.mpf(at.p) / at.q) * qj, 0)
+            assert found.a - mpmath.mpf(10) ** -45 <= reference <= found.b + mpmath.mpf(10) ** -45
+
+
+def test_multinomial_agrees_with_lattice_on_randomized_response():
+    e = Rational(1, 3)
+    for times, at in ((30, Rational(1)), (7, Rational(2, 3))):
+        lattice = delta_at(lattice_pld(*rr_pair(e)).compose(times), at, IntervalBackend(50)).delta
+        multinomial = composed_delta(atoms(*rr_pair(e)), times, at, IntervalBackend(50)).delta
+        assert abs(float(lattice.mid) - float(multinomial.mid)) < 1e-14 * max(float(lattice.mid), 1e-300)
+        assert float(multinomial.b - multinomial.a) < 1e-40
+
+
+masses = st.lists(st.integers(1, 9), min_size=2, max_size=3)
+
+
+@settings(max_examples=25, deadline=None)
+@given(p=masses, q=masses, times=st.integers(1, 4), at=st.sampled_from([Rational(0), Rational(1, 3), Rational(1)]))
+def test_multinomial_equals_brute_force(p, q, times, at):
+    """Random rational pairs (losses on no lattice): delta of the T-fold product, enumerated tuple by tuple."""
+    size = min(len(p), len(q))
+    p = [Rational(x, sum(p[:size])) for x in p[:size]]
+    q = [Rational(x, sum(q[:size])) for x in q[:size]]
+    found = composed_delta(atoms(p, q), times, at, IntervalBackend(50)).delta
+    with mpmath.workdps(50):
+        e_at = mpmath.exp(mpmath.mpf(at.p) / at.q)
+        reference = mpmath.mpf(0)
+        for combo in itertools.product(range(size), repeat=times):
+            pm = mpmath.fprod(mpmath.mpf(p[i].p) / p[i].q for i in combo)
+            qm = mpmath.fprod(mpmath.mpf(q[i].p) / q[i].q for i in combo)
+            reference += max(pm - e_at * qm, 0)
+        assert found.a - mpmath.mpf(10) ** -40 <= reference <= found.b + mpmath.mpf(10) ** -40
+        assert found.b - found.a < mpmath.mpf(10) ** -30
+
+
+def test_subsampled_composition_claims():
+    rate = Rational(1, 10)
+
+    def poisson_rr(data, eps):
+        kept = [r for r in data if dp.bernoulli(rate)]
+        return dp.randomized_response(1 if kept else 0, eps)
+    e0 = dp.log(1 + rate * (dp.exp(eps) - 1))
+    spec = dp.spec(poisson_rr, universe=dp.universe([1], n=range(0, 2), neighbours=dp.ADD_REMOVE), grid={eps: [1]},
+                   claims=[dp.profile(at=[100 * e0], delta=0, times=100, id="basic"),
+                           dp.profile(at=[10 * eps], delta=0, times=100, id="linear"),
+                           dp.profile(at=[Rational(1, 2)], delta=Rational(1, 10), times=100, id="small")])
+    assert _status(spec) == [("basic", "verified"), ("linear", "refuted"), ("small", "refuted")]
 
 
 blocks = st.lists(st.tuples(st.integers(1, 5), st.integers(0, 3)), min_size=1, max_size=3)

@@ -6,6 +6,8 @@ and the composition recomputed from them.
 
 * :class:`Lattice` -- discrete laws whose losses are integer multiples of one step: the exact
   polynomial power of :mod:`dpverify.engine.pld` (lower = upper up to interval rounding).
+* :class:`Multinomial` -- discrete laws with few distinct losses on no common lattice (randomized
+  response after Poisson subsampling): the exact multinomial of :mod:`dpverify.engine.pld_atoms`.
 * :class:`Gaussian` -- Gaussian releases: delta at the scaled distance sqrt(T) D, in closed form.
 * :class:`Laplace` -- Laplace releases: the discretised loss distribution rounded down and up
   (:mod:`dpverify.engine.pld_bounds`), on a grid refined once when a claim falls between the bounds.
@@ -23,6 +25,7 @@ from ...engine.decimals import decimal
 from ...engine.gaussian_delta import centre_distance, event_probabilities, gaussian_delta, release
 from ...engine.noisy import Density
 from ...engine.pld import LatticePLD, NotOnLattice, delta_at, lattice_pld
+from ...engine.pld_atoms import Atoms, TooManyTerms, atoms, composed_delta, composed_terms
 from ...engine.pld_bounds import Discretised, delta_bounds, discretise
 from ...engine.reading import distribution
 from ...engine.renyi import Unsupported, exact_number, parts
@@ -74,6 +77,37 @@ class Lattice:
     def extras(self) -> dict:
         worst = max(self.composed, key=lambda c: len(c.terms))
         return {"step": str(worst.step), "terms": len(worst.terms)}
+
+
+class Multinomial:
+    """Discrete laws with few distinct losses off any lattice: the exact multinomial composition."""
+
+    method = "exact privacy loss distribution: a multinomial over the distinct losses, certified intervals"
+
+    def __init__(self, program: Any, point: Point, pairs: list[tuple], times: int, table: Any) -> None:
+        self.program, self.point, self.pairs, self.times, self.table = program, point, pairs, times, table
+        self.atoms = [self._atoms(pair) for pair in pairs]
+        try:
+            self.terms = [composed_terms(found, times, table.backend) for found in self.atoms]
+        except TooManyTerms as exc:
+            raise NotComposable(f"the losses are on no lattice, and {exc}") from None
+
+    def _atoms(self, pair: tuple) -> Atoms:
+        law, law_prime = _laws(self.program, self.point, pair, SympyBackend(), self.table.windows)
+        return atoms(*_aligned(law, law_prime))
+
+    def enclosure(self, index: int, eps: sympy.Expr) -> Any:
+        return composed_delta(self.atoms[index], self.times, eps, self.table.backend, self.terms[index]).delta
+
+    def confirm(self, index: int, eps: sympy.Expr) -> tuple[tuple, str, int]:
+        fresh = IntervalBackend(2 * self.table.backend.dps)
+        found = composed_delta(self._atoms(self.pairs[index]), self.times, eps, fresh)
+        event = (f"S = the {self.times}-tuples of outputs whose total privacy loss is certified above eps = {eps} "
+                 f"= {decimal(eps)}")
+        return (found.p_event, found.q_event, found.p_event - fresh.exp(eps) * found.q_event), event, fresh.dps
+
+    def extras(self) -> dict:
+        return {"terms": max(len(t) for t in self.terms)}
 
 
 class Gaussian:
@@ -183,7 +217,10 @@ def route(program: Any, point: Point, pairs: list[tuple], times: int, table: Any
     weights = [w for law in table.laws for w in law.values()]
     try:
         if not any(isinstance(w, Density) for w in weights):
-            return Lattice(program, point, pairs, times, table)
+            try:
+                return Lattice(program, point, pairs, times, table)
+            except NotOnLattice:
+                return Multinomial(program, point, pairs, times, table)
         kinds = {s.kind for law in table.laws for part in parts(law, table.backend).values() for s in part.slots}
     except (NotOnLattice, Unsupported) as exc:
         raise NotComposable(str(exc)) from None
