@@ -267,3 +267,57 @@ def test_invalid_declarations(call, fix):
     with pytest.raises(SpecError) as info:
         call()
     assert fix in str(info.value)
+
+
+PROFILE_SPEC = '''
+from sympy import Rational
+import dpverify as dp
+
+eps = dp.symbol("eps", positive=True)
+BIT = dp.universe([0, 1], n=1, neighbours=dp.REPLACE_ONE)
+
+
+def rr(data, eps):
+    return dp.randomized_response(data[0], eps)
+
+
+def lap(data, eps):
+    return dp.laplace(data[0], 1)
+
+
+rr_composed = dp.spec(rr, universe=BIT, grid={eps: [Rational(1, 2)]},
+                      claims=[dp.profile(at=[1, 2], delta=[Rational(7, 10), Rational(1, 2)], times=20, id="holds"),
+                              dp.profile(at=[1], delta=Rational(1, 10), times=20, id="broken")])
+lap_composed = dp.spec(lap, universe=BIT, grid={eps: [1]},
+                       claims=[dp.profile(at=[Rational(1, 2)], delta=Rational(36, 100), times=2, id="bounds")])
+'''
+
+
+def test_report_sections_terminal_and_plugin_lines(tmp_path):
+    """The profile section (table, the delta-against-eps plot, the witness), the terminal's columns and the
+    plugin's text lines; --json keeps its keys and adds the evidence under figures."""
+    from dpverify.options import Options
+    from dpverify.report import sections
+    from dpverify.report.evidence_lines import evidence_lines
+    from dpverify.report.blocks import Figure, Table
+    from dpverify.report.section_parts import Context
+    from dpverify.report.terminal import _levels
+    from dpverify.runner import check_paths
+    path = tmp_path / "profiles.py"
+    path.write_text(PROFILE_SPEC)
+    report = check_paths([str(path)], Options())
+    claims = {(s.name, c.claim_id): c for s in report.specs for c in s.claims}
+    holds, broken, bounds = (claims[k] for k in (("rr", "holds"), ("rr", "broken"),
+                                                  ("lap", "bounds")))
+    assert [c.points[0].status.value for c in (holds, broken, bounds)] == ["verified", "refuted", "verified"]
+    blocks = sections.blocks_for(holds, None, Context("t", lambda text: text))
+    table = next(b for b in blocks if isinstance(b, Table))
+    assert len(table.rows) == 2 and table.rows[0][3] == "1" and table.rows[0][4] == "0.7"
+    figure = next(b for b in blocks if isinstance(b, Figure))
+    assert "<svg" in figure.svg
+    claimed, achieved = _levels(holds.points[0].evidence)
+    assert claimed == "δ 0.7" and achieved.startswith("δ 0.")
+    assert _levels(bounds.points[0].evidence)[1].startswith("δ [0.3")
+    assert evidence_lines(broken.points[0].evidence)[0].startswith("20-fold: claimed delta(1")
+    figures = broken.points[0].evidence.figures()
+    assert figures["times"] == 20 and figures["method"] == "lattice" and len(figures["curve"]["delta"]) == 16

@@ -2,6 +2,8 @@
 other text surfaces: what was claimed against what was found, by claim kind."""
 from __future__ import annotations
 
+from ..evidence import ProfileEvidence
+from .profile_text import lines as profile_lines
 from ..evidence import (DivergenceEvidence, Evidence, PredictionEvidence, PrivacyEvidence, ProbabilityEvidence,
                         SampleComplexityEvidence, SensitivityEvidence)
 
@@ -20,6 +22,8 @@ def evidence_lines(evidence: Evidence) -> list[str]:
         what = "rho" if evidence.kind == "zcdp" else "D_alpha"
         return [f"claimed {what} {evidence.claimed}, achieved {'>= ' if evidence.lower_bound else ''}"
                 f"{evidence.achieved} (alpha = {evidence.alpha}, pair {evidence.pair})"]
+    if isinstance(evidence, ProfileEvidence):
+        return profile_lines(evidence)
     if isinstance(evidence, SampleComplexityEvidence) and evidence.n_bound is not None:
         return [f"the bound's n = {evidence.n_bound}: P[failure] = {evidence.failure_at_bound}, "
                 f"beta = {evidence.beta}"]

@@ -7,7 +7,8 @@ from rich.text import Text
 
 from ..replay import replay_command
 from ..results import Report
-from ..evidence import DivergenceEvidence, Evidence, privacy_view
+from ..evidence import DivergenceEvidence, Evidence, ProfileEvidence, privacy_view
+from . import profile_text
 
 _STYLE = {"proved": "bold green", "verified": "green", "consistent": "cyan", "refuted": "bold red", "unknown": "yellow",
           "error": "bold magenta"}
@@ -32,6 +33,8 @@ def _levels(evidence: Evidence) -> tuple[str, str]:
         achieved = _short(evidence.achieved)
         return (unit + _short(evidence.claimed) if evidence.claimed else "-",
                 unit + (">=" if evidence.lower_bound else "") + achieved if evidence.achieved else "-")
+    if isinstance(evidence, ProfileEvidence):
+        return profile_text.levels(evidence)
     levels = privacy_view(evidence)
     return _short(levels.claimed_epsilon), (">=" if levels.achieved_is_lower_bound else "") + _short(levels.achieved_epsilon)
 
