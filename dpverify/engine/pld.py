@@ -196,8 +196,9 @@ def delta_at(pld: LatticePLD, eps: sympy.Expr, backend: Any) -> Profile:
     threshold = int(math.floor(float(ratio.a))) - 1
     while threshold < ratio.a:
         threshold += 1
-    # the least integer >= ratio's lower end: in S unless threshold * s <= eps (decided exactly when close)
-    if not threshold > ratio.b and exact_sign(threshold * s - eps) != 1:
+    # the least integer >= ratio's lower end: left out only when threshold * s <= eps is shown exactly
+    # (undecided, it stays in: its contribution (1 - e^(eps - loss))_+ is enclosed in [0, small])
+    if not threshold > ratio.b and exact_sign(threshold * s - eps) in (0, -1):
         threshold += 1
     e_eps = ctx.exp(eps_iv)
     delta, p_event, q_event = ctx.mpf(0), ctx.mpf(0), ctx.mpf(0)

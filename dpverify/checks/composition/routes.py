@@ -72,7 +72,7 @@ class Lattice:
         pld = self.composed[index]
         event = (f"S = the {self.times}-tuples of outputs whose total privacy loss is at least {found.threshold} x "
                  f"{pld.step} (above eps = {eps} = {decimal(eps)})" + (" or infinite" if pld.infinite != 0 else ""))
-        return (found.p_event, found.q_event, found.delta), event, fresh.dps
+        return (found.p_event, found.q_event, found.p_event - fresh.exp(eps) * found.q_event), event, fresh.dps
 
     def extras(self) -> dict:
         worst = max(self.composed, key=lambda c: len(c.terms))
