@@ -153,7 +153,7 @@ def test_poisson_subsampling_against_binomial_sum(times, at):
     e, rate = Rational(1), Rational(1, 10)
     p, q = poisson_pair(e, rate)
     for first, second in ((p, q), (q, p)):
-        found = composed_delta(atoms(first, second), times, at, IntervalBackend(60)).delta
+        found = composed_delta([(atoms(first, second), times)], at, IntervalBackend(60)).delta
         with mpmath.workdps(60):
             a = [mpmath.mpf(sympy.N(x, 70)) for x in first]
             b = [mpmath.mpf(sympy.N(x, 70)) for x in second]
@@ -169,7 +169,7 @@ def test_multinomial_agrees_with_lattice_on_randomized_response():
     e = Rational(1, 3)
     for times, at in ((30, Rational(1)), (7, Rational(2, 3))):
         lattice = delta_at(lattice_pld(*rr_pair(e)).compose(times), at, IntervalBackend(50)).delta
-        multinomial = composed_delta(atoms(*rr_pair(e)), times, at, IntervalBackend(50)).delta
+        multinomial = composed_delta([(atoms(*rr_pair(e)), times)], at, IntervalBackend(50)).delta
         assert abs(float(lattice.mid) - float(multinomial.mid)) < 1e-14 * max(float(lattice.mid), 1e-300)
         assert float(multinomial.b - multinomial.a) < 1e-40
 
@@ -184,7 +184,7 @@ def test_multinomial_equals_brute_force(p, q, times, at):
     size = min(len(p), len(q))
     p = [Rational(x, sum(p[:size])) for x in p[:size]]
     q = [Rational(x, sum(q[:size])) for x in q[:size]]
-    found = composed_delta(atoms(p, q), times, at, IntervalBackend(50)).delta
+    found = composed_delta([(atoms(p, q), times)], at, IntervalBackend(50)).delta
     with mpmath.workdps(50):
         e_at = mpmath.exp(mpmath.mpf(at.p) / at.q)
         reference = mpmath.mpf(0)
@@ -240,11 +240,11 @@ def test_polynomial_power_equals_brute_force(blocks, infinite, times, step):
     found: dict = {}
     for (k, j), c in pld.terms.items():
         found[k * unit] = found.get(k * unit, 0) + c * w0 ** (j * unit)
-    den = sum(c * w0 ** (j * unit) for j, c in pld.denominator.items()) ** pld.power
+    den = sympy.Mul(*(sum(c * w0 ** (j * unit) for j, c in d.items()) ** power for d, power in pld.denominators))
     assert sorted(found) == sorted(brute)
     for key, mass in brute.items():
         assert sympy.cancel(mass - found[key] / den) == 0
-    assert pld.infinite == Rational(infinite) / total
+    assert pld.infinite == ((Rational(infinite) / total, times),)
 
 
 def _losses(p, q, blocks):
@@ -321,3 +321,100 @@ def test_report_sections_terminal_and_plugin_lines(tmp_path):
     assert evidence_lines(broken.points[0].evidence)[0].startswith("20-fold: claimed delta(1")
     figures = broken.points[0].evidence.figures()
     assert figures["times"] == 20 and figures["method"] == "lattice" and len(figures["curve"]["delta"]) == 16
+
+
+def _rr(data, eps):
+    return dp.randomized_response(data[0], eps)
+
+
+def _rr_half(data, eps):
+    return dp.randomized_response(data[0], eps / 2)
+
+
+def _rows(spec):
+    return [point.evidence.rows for point in dp.check(spec)]
+
+
+def test_different_mechanisms_composed_against_enumeration():
+    """RR(eps) three times and RR(eps/2) twice on the same bit: the lattice of step eps/2, against all 2^5
+    output tuples enumerated at 50 digits; and the same mechanism given twice equals its runs added."""
+    e, at = Rational(1, 2), Rational(1, 3)
+    spec = dp.spec(_rr, universe=BIT, grid={eps: [e]},
+                   claims=[dp.profile(at=[at], delta=1, times=3, also=[(_rr_half, 2)], id="mixed"),
+                           dp.profile(at=[at], delta=1, times=2, also=[(_rr, 3)], id="split"),
+                           dp.profile(at=[at], delta=1, times=5, id="whole")])
+    mixed, split, whole = (rows[0] for rows in _rows(spec))
+    with mpmath.workdps(50):
+        def law(x, level):
+            keep = mpmath.exp(level) / (1 + mpmath.exp(level))
+            return {x: keep, 1 - x: 1 - keep}
+        levels = [mpmath.mpf(1) / 2] * 3 + [mpmath.mpf(1) / 4] * 2
+        reference = mpmath.mpf(0)
+        for outputs in itertools.product([0, 1], repeat=5):
+            p = mpmath.fprod(law(0, lv)[o] for lv, o in zip(levels, outputs))
+            q = mpmath.fprod(law(1, lv)[o] for lv, o in zip(levels, outputs))
+            reference += max(p - mpmath.exp(mpmath.mpf(1) / 3) * q, 0)
+        assert abs(mpmath.mpf(mixed.achieved) - reference) < mpmath.mpf(10) ** -35
+    assert split.achieved == whole.achieved
+
+
+def test_different_gaussians_and_laplaces_composed():
+    def g1(data, eps):
+        return dp.gaussian(data[0], 1)
+
+    def g2(data, eps):
+        return dp.gaussian(data[0], 2)
+
+    def lap(data, eps):
+        return dp.laplace(data[0], 1)
+
+    def lap2(data, eps):
+        return dp.laplace(data[0], 2)
+    gauss = dp.spec(g1, universe=BIT, grid={eps: [1]}, claims=[dp.profile(at=[1], delta=1, times=4, also=[g2])])
+    (row,), = _rows(gauss)
+    with mpmath.workdps(50):
+        mu = mpmath.sqrt(4 + mpmath.mpf(1) / 4)
+        closed = mpmath.ncdf(mu / 2 - 1 / mu) - mpmath.e * mpmath.ncdf(-mu / 2 - 1 / mu)
+        assert abs(mpmath.mpf(row.achieved) - closed) < mpmath.mpf(10) ** -35
+    laplace = dp.spec(lap, universe=BIT, grid={eps: [1]},
+                      claims=[dp.profile(at=[Rational(1, 2)], delta=1, times=1, also=[lap2]),
+                              dp.profile(at=[Rational(1, 2)], delta=1, times=1, also=[lap])])
+    mixed, same = (rows[0] for rows in _rows(laplace))
+    assert float(mixed.achieved_lower) <= float(mixed.achieved_upper) < float(same.achieved_lower)
+    reference = float(_laplace_two_fold(1, mpmath.mpf(1) / 2, dps=20))
+    assert float(same.achieved_lower) <= reference <= float(same.achieved_upper)
+
+
+def test_subsampled_and_plain_composed_by_multinomial():
+    rate = Rational(1, 10)
+
+    def poisson_rr(data, eps):
+        kept = [r for r in data if dp.bernoulli(rate)]
+        return dp.randomized_response(1 if kept else 0, eps)
+
+    def plain(data, eps):
+        return dp.randomized_response(1 if data else 0, eps)
+    spec = dp.spec(poisson_rr, universe=dp.universe([1], n=range(0, 2), neighbours=dp.ADD_REMOVE), grid={eps: [1]},
+                   claims=[dp.profile(at=[1], delta=1, times=3, also=[(plain, 2)])])
+    point = dp.check(spec)[0]
+    assert point.status.value == "verified" and point.evidence.method == "multinomial"
+    with mpmath.workdps(50):
+        keep = mpmath.e / (1 + mpmath.e)
+        sub = {1: rate * keep + (1 - rate) * (1 - keep), 0: rate * (1 - keep) + (1 - rate) * keep}
+        empty = {1: 1 - keep, 0: keep}
+        full = {1: keep, 0: 1 - keep}
+        best = mpmath.mpf(0)
+        for first, second, a, b in ((sub, full, empty, empty), (empty, empty, sub, full)):
+            total = mpmath.mpf(0)
+            for outputs in itertools.product([0, 1], repeat=5):
+                p = mpmath.fprod([first[o] for o in outputs[:3]] + [second[o] for o in outputs[3:]])
+                q = mpmath.fprod([a[o] for o in outputs[:3]] + [b[o] for o in outputs[3:]])
+                total += max(p - mpmath.e * q, 0)
+            best = max(best, total)
+        assert abs(mpmath.mpf(point.evidence.rows[0].achieved) - best) < mpmath.mpf(10) ** -35
+
+
+def test_invalid_also_is_refused():
+    with pytest.raises(SpecError) as info:
+        dp.profile(at=[1], delta=Rational(1, 10), also=[(_rr, 0)])
+    assert "also=[(other, 10)]" in str(info.value)

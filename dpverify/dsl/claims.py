@@ -278,20 +278,24 @@ class Profile(Claim):
     epsilons: tuple = ()
     deltas: tuple = ()
     times: int = 1
+    also: tuple = ()  # (program, runs) composed with the mechanism's runs, on the same datasets
     kind = "profile"
 
     def describe(self) -> str:
         pairs = ", ".join(f"delta({e}) <= {d}" for e, d in zip(self.epsilons, self.deltas))
-        return _short(f"{'' if self.times == 1 else f'{self.times}-fold: '}{pairs}")
+        others = "".join(f" + {getattr(p, '__name__', 'program')} x {t}" for p, t in self.also)
+        runs = "" if self.times == 1 and not others else f"{self.times}-fold{others}: "
+        return _short(f"{runs}{pairs}")
 
 
 @call_help("dp.profile(at=[1, 2], delta=Rational(1, 10**5), times=100) or dp.profile(at=[1, 2], delta=[d1, d2])",
            at="the epsilons where delta is claimed, e.g. [1, 2] or [eps, 2*eps]",
            delta="the claimed delta: one value for every epsilon, or a list as long as at=")
-def profile(at: Any, delta: Any, *, times: int = 1, id: Optional[str] = None,
+def profile(at: Any, delta: Any, *, times: int = 1, also: Any = (), id: Optional[str] = None,
             expect: Optional[str] = None) -> Profile:
     """Claim delta_T(eps) <= delta at every eps of ``at`` for the ``times``-fold composition of the
-    mechanism (independent runs on the same neighbouring pair).
+    mechanism (independent runs on the same neighbouring pair), composed also with every program of
+    ``also`` (a program with the mechanism's signature, run once, or a pair (program, runs)).
 
     >>> import dpverify as dp
     >>> from sympy import Rational
@@ -318,7 +322,15 @@ def profile(at: Any, delta: Any, *, times: int = 1, id: Optional[str] = None,
     for d in deltas:
         if d.is_number and not (d.is_nonnegative and (d <= 1) is sympy.true):
             raise SpecError(f"profile: delta={d} must lie in [0, 1]", "use a delta between 0 and 1")
-    return Profile(epsilons=epsilons, deltas=deltas, times=times, id=id, expect=expect)
+    others = []
+    for item in (also if isinstance(also, (list, tuple)) and not (len(also) == 2 and isinstance(also[1], int)
+                                                                  and callable(also[0])) else [also]):
+        program, runs = item if isinstance(item, tuple) else (item, 1)
+        if not callable(program) or isinstance(runs, bool) or not isinstance(runs, int) or runs < 1:
+            raise SpecError(f"profile: also contains {item!r}, which is not a program or a pair (program, runs)",
+                            "pass programs with the mechanism's signature, e.g. also=[other] or also=[(other, 10)]")
+        others.append((program, runs))
+    return Profile(epsilons=epsilons, deltas=deltas, times=times, also=tuple(others), id=id, expect=expect)
 
 
 _RELATIONS = (sympy.core.relational.Relational, sympy.And, sympy.Or, sympy.Not)

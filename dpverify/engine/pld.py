@@ -44,27 +44,44 @@ class NotOnLattice(Exception):
 
 @dataclass(frozen=True)
 class LatticePLD:
-    """The loss distribution under P of a pair (or of its composition): the mass at loss k*step is
-    (sum_j terms[(k, j)] w^j) / D(w)^power with w = e^step, D given by ``denominator`` {j: c};
-    ``infinite`` is the exact P-mass of one output of infinite loss (composed: see :meth:`infinite_mass`)."""
+    """The loss distribution under P of a pair (or of a composition): the mass at loss k*step is
+    (sum_j terms[(k, j)] w^j) / prod_i D_i(w)^p_i with w = e^step, ``denominators`` the pairs
+    (D_i as {j: c}, p_i); ``infinite`` the pairs (exact P-mass of the outputs of infinite loss of a
+    component, its number of runs), so that an infinite loss has P-probability 1 - prod (1 - m)^t."""
 
     step: sympy.Expr
     terms: dict
-    denominator: dict
-    power: int
-    infinite: sympy.Expr
-    times: int = 1
+    denominators: tuple
+    infinite: tuple
     cache: dict = field(default_factory=dict, compare=False, repr=False)  # masses per precision
 
     def compose(self, times: int) -> "LatticePLD":
         """The ``times``-fold composition (refuses beyond MAX_TERMS terms: :class:`NotOnLattice`)."""
-        if self.times != 1:
-            raise ValueError("compose a single pair's distribution")
-        return LatticePLD(self.step, power(self.terms, times), self.denominator, times, self.infinite, times)
+        return LatticePLD(self.step, power(self.terms, times), tuple((d, p * times) for d, p in self.denominators),
+                          tuple((m, t * times) for m, t in self.infinite))
 
     def losses(self) -> list[int]:
         """The distinct finite losses, in units of ``step``, in increasing order."""
         return sorted({k for k, _ in self.terms})
+
+
+def combine(plds: Sequence[LatticePLD]) -> LatticePLD:
+    """The composition of different pairs' distributions (each possibly composed already): every
+    step is brought to their gcd (w_i = w^(s_i / s)), the polynomials multiplied."""
+    steps = [Fraction(int(p.step.p), int(p.step.q)) for p in plds if p.step != 0]
+    common = Fraction(math.gcd(*(f.numerator for f in steps)), math.lcm(*(f.denominator for f in steps))) \
+        if steps else Fraction(0)
+    terms: Optional[dict] = None
+    denominators: list = []
+    infinite: list = []
+    for pld in plds:
+        m = int(Fraction(int(pld.step.p), int(pld.step.q)) / common) if pld.step != 0 else 1
+        scaled = {(k * m, j * m): c for (k, j), c in pld.terms.items()}
+        terms = scaled if terms is None else _multiply(terms, scaled)
+        denominators += [({j * m: c for j, c in d.items()}, p) for d, p in pld.denominators]
+        infinite += list(pld.infinite)
+    return LatticePLD(sympy.Rational(common.numerator, common.denominator), terms or {(0, 0): 1},
+                      tuple(denominators), tuple(infinite))
 
 
 def _exponents(expr: sympy.Expr) -> list[Fraction]:
@@ -145,7 +162,7 @@ def lattice_pld(p: Sequence[sympy.Expr], q: Sequence[sympy.Expr]) -> LatticePLD:
             terms[(k, j)] = int(c * scale)
     denominator = {j: int(c * scale) for (j,), c in common.terms()}
     s = sympy.Integer(0) if step is None else sympy.Rational(step.numerator, step.denominator)
-    return LatticePLD(s, terms, denominator, 1, infinite)
+    return LatticePLD(s, terms, ((denominator, 1),), ((infinite, 1),))
 
 
 def _multiply(a: dict, b: dict) -> dict:
@@ -188,7 +205,10 @@ def delta_at(pld: LatticePLD, eps: sympy.Expr, backend: Any) -> Profile:
     """delta(eps) of ``pld`` in certified intervals (an :class:`IntervalBackend` at its precision)."""
     ctx = backend.ctx
     s = pld.step
-    inf_p = ctx.mpf(1) - (ctx.mpf(1) - backend.num(pld.infinite)) ** pld.times
+    inf_p = ctx.mpf(1)
+    for mass, times in pld.infinite:
+        inf_p *= (ctx.mpf(1) - backend.num(mass)) ** times
+    inf_p = ctx.mpf(1) - inf_p
     if s == 0:
         return Profile(inf_p, inf_p, ctx.mpf(0), 1)
     s_iv, eps_iv = backend.num(s), backend.num(eps)
@@ -218,7 +238,9 @@ def _masses(pld: LatticePLD, backend: Any) -> list[tuple[int, Any, Any]]:
     if found is None:
         ctx = backend.ctx
         w = ctx.exp(backend.num(pld.step))
-        d = sum((c * w ** j for j, c in pld.denominator.items()), ctx.mpf(0)) ** pld.power
+        d = ctx.mpf(1)
+        for denominator, exponent in pld.denominators:
+            d *= sum((c * w ** j for j, c in denominator.items()), ctx.mpf(0)) ** exponent
         by_k: dict[int, Any] = {}
         powers: dict[int, Any] = {}
         for (k, j), c in pld.terms.items():

@@ -6,7 +6,7 @@ ln(1 + q(e^-eps - 1)), which lie on no common lattice -- composes T times into t
 
     P(counts n_1..n_m) = T! / (n_1! ... n_m!) prod_i p_i^n_i,   loss = sum_i n_i l_i,
 
-C(T + m - 1, m - 1) terms, each evaluated in certified intervals from exact masses and losses, and
+C(T + m - 1, m - 1) terms (different pairs composed: the product of their terms), each evaluated in certified intervals from exact masses and losses, and
 
     delta(eps') = 1 - (1 - p_inf)^T + sum over counts of P(counts) (1 - e^(eps' - loss))_+.
 
@@ -90,39 +90,53 @@ class Sums:
     q_event: Any
 
 
-def composed_terms(found: Atoms, times: int, backend: Any) -> list[tuple[tuple, Any, Any]]:
-    """(counts, loss, P-mass) of every multinomial term of the ``times``-fold composition, in certified
-    intervals of ``backend`` (:class:`TooManyTerms` beyond MAX_TERMS)."""
-    groups = len(found.ratios)
-    if groups and terms(groups, times) > MAX_TERMS:
-        raise TooManyTerms(f"{groups} distinct losses composed {times} times make {terms(groups, times):,} terms "
-                           f"(more than {MAX_TERMS:,})")
+def count(parts: Sequence[tuple[Atoms, int]]) -> int:
+    """The number of terms of the composition of ``parts`` (pairs (atoms, runs))."""
+    return math.prod(terms(len(a.ratios), t) if a.ratios else 1 for a, t in parts)
+
+
+def composed_terms(parts: Sequence[tuple[Atoms, int]], backend: Any) -> list[tuple[tuple, Any, Any]]:
+    """(counts, loss, P-mass) of every term of the composition of ``parts`` (pairs (atoms, runs)): counts
+    over the concatenated ratios of the parts, in certified intervals of ``backend`` (:class:`TooManyTerms`
+    beyond MAX_TERMS)."""
+    if count(parts) > MAX_TERMS:
+        groups = ", ".join(f"{len(a.ratios)} losses x {t}" for a, t in parts)
+        raise TooManyTerms(f"{groups} make {count(parts):,} terms (more than {MAX_TERMS:,})")
     ctx = backend.ctx
-    losses = [ctx.log(backend.num(r)) for r in found.ratios]
-    log_masses = [ctx.log(backend.num(m)) for m in found.masses]
-    log_fact = [ctx.mpf(0)]
-    for n in range(1, times + 1):
-        log_fact.append(log_fact[-1] + ctx.log(n))
-    out = []
-    for counts in (_counts(groups, times) if groups else ()):
-        loss = sum((n * l for n, l in zip(counts, losses) if n), ctx.mpf(0))
-        log_mass = log_fact[times] - sum(log_fact[n] for n in counts) + sum(
-            (n * lm for n, lm in zip(counts, log_masses) if n), ctx.mpf(0))
-        out.append((counts, loss, ctx.exp(log_mass)))
+    out: list[tuple[tuple, Any, Any]] = [((), ctx.mpf(0), ctx.mpf(1))]
+    for found, times in parts:
+        if not found.ratios:
+            continue
+        losses = [ctx.log(backend.num(r)) for r in found.ratios]
+        log_masses = [ctx.log(backend.num(m)) for m in found.masses]
+        log_fact = [ctx.mpf(0)]
+        for n in range(1, times + 1):
+            log_fact.append(log_fact[-1] + ctx.log(n))
+        own = []
+        for counts in _counts(len(losses), times):
+            loss = sum((n * l for n, l in zip(counts, losses) if n), ctx.mpf(0))
+            log_mass = log_fact[times] - sum(log_fact[n] for n in counts) + sum(
+                (n * lm for n, lm in zip(counts, log_masses) if n), ctx.mpf(0))
+            own.append((counts, loss, ctx.exp(log_mass)))
+        out = [(c1 + c2, l1 + l2, m1 * m2) for c1, l1, m1 in out for c2, l2, m2 in own]
     return out
 
 
-def composed_delta(found: Atoms, times: int, eps: sympy.Expr, backend: Any, table: Any = None) -> Sums:
-    """delta(eps') of the ``times``-fold composition, in certified intervals of ``backend``; ``table`` is
-    :func:`composed_terms` at the backend's precision when already computed."""
+def composed_delta(parts: Sequence[tuple[Atoms, int]], eps: sympy.Expr, backend: Any, table: Any = None) -> Sums:
+    """delta(eps') of the composition of ``parts`` (pairs (atoms, runs)), in certified intervals of
+    ``backend``; ``table`` is :func:`composed_terms` at the backend's precision when already computed."""
     ctx = backend.ctx
     eps_iv = backend.num(eps)
-    inf_p = ctx.mpf(1) - (ctx.mpf(1) - backend.num(found.infinite)) ** times
+    finite = ctx.mpf(1)
+    for found, times in parts:
+        finite *= (ctx.mpf(1) - backend.num(found.infinite)) ** times
+    inf_p = ctx.mpf(1) - finite
+    ratios = tuple(r for found, _ in parts for r in found.ratios)
     delta, p_event, q_event = ctx.mpf(0), ctx.mpf(0), ctx.mpf(0)
-    for counts, loss, mass in (table if table is not None else composed_terms(found, times, backend)):
+    for counts, loss, mass in (table if table is not None else composed_terms(parts, backend)):
         if not loss.b > eps_iv.a:
             continue
-        if not loss.a > eps_iv.b and _exactly_at_most(counts, found.ratios, eps):
+        if not loss.a > eps_iv.b and _exactly_at_most(counts, ratios, eps):
             continue  # a loss equal to eps' (shown by algebra) contributes 0
         excess = 1 - ctx.exp(eps_iv - loss)
         delta += mass * ctx.mpf([max(excess.a, 0), max(excess.b, 0)])

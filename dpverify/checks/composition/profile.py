@@ -38,26 +38,28 @@ class ProfileCheck:
 
     def run(self, spec: Spec, claim: Profile, point: Point, ws: Workspace) -> PointResult:
         levels = [(_level(e, point, "epsilon"), _level(d, point, "delta")) for e, d in zip(claim.epsilons, claim.deltas)]
-        program = spec.mechanism
-        table = ws.table(spec, program, point)
         _, left, right = ws.datasets(spec)
         require_pairs(spec.universe, left)
-        pairs = _pairs(table, left, right)
+        components = [(program, times, ws.table(spec, program, point))
+                      for program, times in ((spec.mechanism, claim.times), *claim.also)]
+        table = components[0][2]
+        pairs = _pairs([c[2] for c in components], left, right)
         result = PointResult(point_label(point), Status.UNKNOWN, "", method="privacy loss distribution")
         evidence = result.evidence = ProfileEvidence(times=claim.times, pairs=len(pairs))
         evidence.rows = [ProfileRow(decimal(e), decimal(d)) for e, d in levels]
         scope = (f"{len(pairs)} ordered pairs of distinct laws ({spec.universe.relation_name}), composed "
-                 f"{claim.times} time{'s' if claim.times > 1 else ''}")
+                 f"{claim.times} time{'s' if claim.times > 1 else ''}"
+                 + "".join(f" with {getattr(p, '__name__', 'a program')} x {t}" for p, t in claim.also))
         if not pairs:
             for row in evidence.rows:
                 row.achieved = decimal(0)
             result.status = Status.VERIFIED
             result.message = "holds: every pair of neighbouring datasets has the same law (delta = 0 at every eps)"
             return result
-        key = ("profile-route", id(spec), point, claim.times)
+        key = ("profile-route", id(spec), point, tuple((p, t) for p, t, _ in components))
         if key not in ws.memo:  # the composed distributions are shared by the claims at this point
             try:
-                ws.memo[key] = route(program, point, pairs, claim.times, table)
+                ws.memo[key] = route(components, point, pairs)
             except NotComposable as exc:
                 ws.memo[key] = exc
         found = ws.memo[key]
@@ -109,14 +111,15 @@ def _level(value: sympy.Expr, point: Point, what: str) -> sympy.Expr:
     return found
 
 
-def _pairs(table: Any, left: Any, right: Any) -> list[tuple]:
-    """One pair of datasets (X, X') per distinct ordered pair of different laws."""
+def _pairs(tables: list, left: Any, right: Any) -> list[tuple]:
+    """One pair of datasets (X, X') per distinct ordered pair of the components' laws (pairs where every
+    component has the same law on both datasets are left out: their divergence is 0)."""
     seen: dict = {}
     for i, j in zip(left.tolist(), right.tolist()):
         for a, b in ((i, j), (j, i)):
-            la, lb = table.law_of[a], table.law_of[b]
-            if la != lb and (la, lb) not in seen:
-                seen[(la, lb)] = (table.datasets[a], table.datasets[b])
+            key = tuple((t.law_of[a], t.law_of[b]) for t in tables)
+            if any(la != lb for la, lb in key) and key not in seen:
+                seen[key] = (tables[0].datasets[a], tables[0].datasets[b])
     return list(seen.values())
 
 

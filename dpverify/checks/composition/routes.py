@@ -1,6 +1,7 @@
-"""The three ways to a composed privacy profile, each for every distinct ordered pair of laws.
+"""The ways to a composed privacy profile, each for every distinct ordered pair of datasets' laws.
 
-A route gives, per pair and eps, a certified enclosure [lower, upper] of delta_T(eps), and confirms a
+A composition is a list of components (program, runs, table of laws), all run on the same pair of
+neighbouring datasets.  A route gives, per pair and eps, a certified enclosure [lower, upper] of delta_T(eps), and confirms a
 violation afresh: both datasets' laws recomputed (exactly, or in intervals at twice the precision)
 and the composition recomputed from them.
 
@@ -24,7 +25,7 @@ from ...engine.backend import IntervalBackend, SympyBackend
 from ...engine.decimals import decimal
 from ...engine.gaussian_delta import centre_distance, event_probabilities, gaussian_delta, release
 from ...engine.noisy import Density
-from ...engine.pld import LatticePLD, NotOnLattice, delta_at, lattice_pld
+from ...engine.pld import LatticePLD, NotOnLattice, combine, delta_at, lattice_pld
 from ...engine.pld_atoms import Atoms, TooManyTerms, atoms, composed_delta, composed_terms
 from ...engine.pld_bounds import Discretised, delta_bounds, discretise
 from ...engine.reading import distribution
@@ -49,29 +50,47 @@ def _aligned(law: dict, law_prime: dict) -> tuple[list, list]:
     return [law.get(o, zero) for o in outputs], [law_prime.get(o, zero) for o in outputs]
 
 
-class Lattice:
+def runs(components: list) -> str:
+    """How the composition is described in an event: "20" or "20 + 3" runs."""
+    return " + ".join(str(times) for _, times, _ in components)
+
+
+class Route:
+    """What every route shares: the components, the point and the pairs."""
+
+    def __init__(self, components: list, point: Point, pairs: list[tuple]) -> None:
+        self.components, self.point, self.pairs = components, point, pairs
+        self.backend = components[0][2].backend
+
+    def laws(self, pair: tuple, backend: Any) -> list[tuple[list[dict], int]]:
+        """Each component's two laws on ``pair`` (recomputed in ``backend``), with its runs."""
+        return [(_laws(program, self.point, pair, backend, table.windows), times)
+                for program, times, table in self.components]
+
+
+class Lattice(Route):
     """Discrete laws with losses on a lattice: exact composed loss distributions."""
 
     method = "exact privacy loss distribution: a polynomial power in w = e^s, certified intervals"
 
-    def __init__(self, program: Any, point: Point, pairs: list[tuple], times: int, table: Any) -> None:
-        self.program, self.point, self.pairs, self.times, self.table = program, point, pairs, times, table
+    def __init__(self, components: list, point: Point, pairs: list[tuple]) -> None:
+        super().__init__(components, point, pairs)
         self.composed = [self._compose(pair) for pair in pairs]
 
     def _compose(self, pair: tuple) -> LatticePLD:
-        law, law_prime = _laws(self.program, self.point, pair, SympyBackend(), self.table.windows)
-        return lattice_pld(*_aligned(law, law_prime)).compose(self.times)
+        return combine([lattice_pld(*_aligned(*laws)).compose(times) for laws, times in self.laws(pair, SympyBackend())])
 
     def enclosure(self, index: int, eps: sympy.Expr) -> Any:
-        return delta_at(self.composed[index], eps, self.table.backend).delta
+        return delta_at(self.composed[index], eps, self.backend).delta
 
     def confirm(self, index: int, eps: sympy.Expr) -> tuple[tuple, str, int]:
-        """(P(S|X), P(S|X'), delta) of the T-fold laws recomputed afresh, S their event, digits."""
-        fresh = IntervalBackend(2 * self.table.backend.dps)
-        found = delta_at(self._compose(self.pairs[index]), eps, fresh)
-        pld = self.composed[index]
-        event = (f"S = the {self.times}-tuples of outputs whose total privacy loss is at least {found.threshold} x "
-                 f"{pld.step} (above eps = {eps} = {decimal(eps)})" + (" or infinite" if pld.infinite != 0 else ""))
+        """(P(S|X), P(S|X'), their excess) of the composed laws recomputed afresh, S their event, digits."""
+        fresh = IntervalBackend(2 * self.backend.dps)
+        pld = self._compose(self.pairs[index])
+        found = delta_at(pld, eps, fresh)
+        event = (f"S = the tuples of outputs of the {runs(self.components)} runs whose total privacy loss is at least "
+                 f"{found.threshold} x {pld.step} (above eps = {eps} = {decimal(eps)})"
+                 + (" or infinite" if any(m != 0 for m, _ in pld.infinite) else ""))
         return (found.p_event, found.q_event, found.p_event - fresh.exp(eps) * found.q_event), event, fresh.dps
 
     def extras(self) -> dict:
@@ -79,99 +98,99 @@ class Lattice:
         return {"step": str(worst.step), "terms": len(worst.terms)}
 
 
-class Multinomial:
+class Multinomial(Route):
     """Discrete laws with few distinct losses off any lattice: the exact multinomial composition."""
 
     method = "exact privacy loss distribution: a multinomial over the distinct losses, certified intervals"
 
-    def __init__(self, program: Any, point: Point, pairs: list[tuple], times: int, table: Any) -> None:
-        self.program, self.point, self.pairs, self.times, self.table = program, point, pairs, times, table
+    def __init__(self, components: list, point: Point, pairs: list[tuple]) -> None:
+        super().__init__(components, point, pairs)
         self.atoms = [self._atoms(pair) for pair in pairs]
         try:
-            self.terms = [composed_terms(found, times, table.backend) for found in self.atoms]
+            self.terms = [composed_terms(found, self.backend) for found in self.atoms]
         except TooManyTerms as exc:
             raise NotComposable(f"the losses are on no lattice, and {exc}") from None
 
-    def _atoms(self, pair: tuple) -> Atoms:
-        law, law_prime = _laws(self.program, self.point, pair, SympyBackend(), self.table.windows)
-        return atoms(*_aligned(law, law_prime))
+    def _atoms(self, pair: tuple) -> list[tuple[Atoms, int]]:
+        return [(atoms(*_aligned(*laws)), times) for laws, times in self.laws(pair, SympyBackend())]
 
     def enclosure(self, index: int, eps: sympy.Expr) -> Any:
-        return composed_delta(self.atoms[index], self.times, eps, self.table.backend, self.terms[index]).delta
+        return composed_delta(self.atoms[index], eps, self.backend, self.terms[index]).delta
 
     def confirm(self, index: int, eps: sympy.Expr) -> tuple[tuple, str, int]:
-        fresh = IntervalBackend(2 * self.table.backend.dps)
-        found = composed_delta(self._atoms(self.pairs[index]), self.times, eps, fresh)
-        event = (f"S = the {self.times}-tuples of outputs whose total privacy loss is certified above eps = {eps} "
-                 f"= {decimal(eps)}")
+        fresh = IntervalBackend(2 * self.backend.dps)
+        found = composed_delta(self._atoms(self.pairs[index]), eps, fresh)
+        event = (f"S = the tuples of outputs of the {runs(self.components)} runs whose total privacy loss is certified "
+                 f"above eps = {eps} = {decimal(eps)}")
         return (found.p_event, found.q_event, found.p_event - fresh.exp(eps) * found.q_event), event, fresh.dps
 
     def extras(self) -> dict:
         return {"terms": max(len(t) for t in self.terms)}
 
 
-class Gaussian:
-    """Gaussian releases: T runs at scaled distance D are one release at distance sqrt(T) D."""
+class Gaussian(Route):
+    """Gaussian releases: runs at scaled distances D_i compose into one release at sqrt(sum T_i D_i^2)."""
 
     method = "analytic Gaussian delta(eps) at the composed distance sqrt(T) D (Balle and Wang 2018), certified"
 
-    def __init__(self, program: Any, point: Point, pairs: list[tuple], times: int, table: Any) -> None:
-        self.program, self.point, self.pairs, self.times, self.table = program, point, pairs, times, table
-        self.distances = [self._distance(pair, table.backend) for pair in pairs]
+    def __init__(self, components: list, point: Point, pairs: list[tuple]) -> None:
+        super().__init__(components, point, pairs)
+        self.distances = [self._distance(pair, self.backend) for pair in pairs]
 
     def _distance(self, pair: tuple, backend: Any) -> Any:
-        (ka, ga), (kb, gb) = (release(law, backend) for law in _laws(self.program, self.point, pair, backend,
-                                                                     self.table.windows))
-        if ka != kb:
-            raise NotComposable(f"X={pair[0]!r} and X'={pair[1]!r} release different outputs around the noise "
-                                "(disjoint supports: delta = 1 at every eps)")
-        if len(ga) != len(gb) or any(a[2] != b[2] for a, b in zip(ga, gb)):
-            raise NotComposable("the two laws release Gaussian values with different scales")
-        return backend.ctx.sqrt(self.times) * centre_distance((ga, gb), backend)
+        squared = backend.ctx.mpf(0)
+        for laws, times in self.laws(pair, backend):
+            (ka, ga), (kb, gb) = (release(law, backend) for law in laws)
+            if ka != kb:
+                raise NotComposable(f"X={pair[0]!r} and X'={pair[1]!r} release different outputs around the noise "
+                                    "(disjoint supports: delta = 1 at every eps)")
+            if len(ga) != len(gb) or any(a[2] != b[2] for a, b in zip(ga, gb)):
+                raise NotComposable("the two laws release Gaussian values with different scales")
+            squared += times * centre_distance((ga, gb), backend) ** 2
+        return backend.ctx.sqrt(squared)
 
     def enclosure(self, index: int, eps: sympy.Expr) -> Any:
-        backend = self.table.backend
-        return gaussian_delta(backend.ctx, self.distances[index], backend.num(eps))
+        return gaussian_delta(self.backend.ctx, self.distances[index], self.backend.num(eps))
 
     def confirm(self, index: int, eps: sympy.Expr) -> tuple[tuple, str, int]:
-        fresh = IntervalBackend(2 * self.table.backend.dps)
+        fresh = IntervalBackend(2 * self.backend.dps)
         distance = self._distance(self.pairs[index], fresh)
         inside, outside = event_probabilities(fresh.ctx, distance, fresh.num(eps))
-        event = f"S = the {self.times}-tuples of releases whose total privacy loss exceeds {eps}"
+        event = f"S = the releases of the {runs(self.components)} runs whose total privacy loss exceeds {eps}"
         return (inside, outside, inside - fresh.exp(eps) * outside), event, fresh.dps
 
     def extras(self) -> dict:
         return {}
 
 
-class Laplace:
+class Laplace(Route):
     """Laplace releases: certified bounds from the rounded-down and rounded-up loss distributions."""
 
     method = "discretised privacy loss distribution rounded down and up (certified lower and upper bounds)"
 
-    def __init__(self, program: Any, point: Point, pairs: list[tuple], times: int, table: Any) -> None:
-        self.program, self.point, self.pairs, self.times, self.table = program, point, pairs, times, table
-        self.distances = [self._distances(pair, table.backend) for pair in pairs]
+    def __init__(self, components: list, point: Point, pairs: list[tuple]) -> None:
+        super().__init__(components, point, pairs)
+        self.distances = [self._distances(pair, self.backend) for pair in pairs]
         self.grid = GRIDS[0]
-        self.found = [self._discretise(d, table.backend, self.grid) for d in self.distances]
+        self.found = [self._discretise(d, self.backend, self.grid) for d in self.distances]
 
     def _distances(self, pair: tuple, backend: Any) -> list[sympy.Expr]:
-        try:
-            (law, law_prime) = (parts(law, backend) for law in _laws(self.program, self.point, pair, backend,
-                                                                     self.table.windows))
-        except Unsupported as exc:
-            raise NotComposable(str(exc)) from None
-        if len(law) != 1 or list(law) != list(law_prime):
-            raise NotComposable("only mechanisms releasing one output of Laplace values are handled "
-                                f"(X={pair[0]!r} and X'={pair[1]!r} release several or different outputs)")
-        (a,), (b,) = law.values(), law_prime.values()
+        """The scaled distance t of every released Laplace value, once per run."""
         out = []
-        for g, h in zip(a.slots, b.slots):
-            if g.kind != "laplace" or h.kind != "laplace" or g.scale != h.scale:
-                raise NotComposable("a released value that is not Laplace, or Laplace values of different scales")
-            t = sympy.Abs(exact_number(g.centre) - exact_number(h.centre)) / exact_number(g.scale)
-            if t != 0:
-                out.append(t)
+        for laws, times in self.laws(pair, backend):
+            try:
+                law, law_prime = (parts(law, backend) for law in laws)
+            except Unsupported as exc:
+                raise NotComposable(str(exc)) from None
+            if len(law) != 1 or list(law) != list(law_prime):
+                raise NotComposable("only mechanisms releasing one output of Laplace values are handled "
+                                    f"(X={pair[0]!r} and X'={pair[1]!r} release several or different outputs)")
+            (a,), (b,) = law.values(), law_prime.values()
+            for g, h in zip(a.slots, b.slots):
+                if g.kind != "laplace" or h.kind != "laplace" or g.scale != h.scale:
+                    raise NotComposable("a released value that is not Laplace, or Laplace values of different scales")
+                t = sympy.Abs(exact_number(g.centre) - exact_number(h.centre)) / exact_number(g.scale)
+                out += [t] * times if t != 0 else []
         return out
 
     def _discretise(self, distances: list[sympy.Expr], backend: Any, grid: int) -> Optional[Discretised]:
@@ -180,9 +199,10 @@ class Laplace:
         base = min(distances, key=lambda t: float(t))
         ratios = [sympy.nsimplify(t / base) for t in distances]
         if not all(r.is_Rational for r in ratios):
-            raise NotComposable(f"the Laplace distances {distances} are not rational multiples of each other")
+            raise NotComposable(f"the Laplace distances {sorted(set(distances), key=str)} are not rational multiples "
+                                "of each other")
         denominator = math.lcm(*(int(r.q) for r in ratios))
-        steps = [int(r * grid * denominator) for r in ratios] * self.times
+        steps = [int(r * grid * denominator) for r in ratios]
         return discretise(backend.ctx, steps, backend.num(base / (grid * denominator)))
 
     def refine(self) -> bool:
@@ -190,19 +210,19 @@ class Laplace:
         if self.grid == GRIDS[-1]:
             return False
         self.grid = GRIDS[-1]
-        self.found = [self._discretise(d, self.table.backend, self.grid) for d in self.distances]
+        self.found = [self._discretise(d, self.backend, self.grid) for d in self.distances]
         return True
 
     def enclosure(self, index: int, eps: sympy.Expr) -> Any:
-        ctx = self.table.backend.ctx
+        ctx = self.backend.ctx
         if self.found[index] is None:
             return ctx.mpf(0)
-        bounds = delta_bounds(ctx, self.found[index], self.table.backend.num(eps))
+        bounds = delta_bounds(ctx, self.found[index], self.backend.num(eps))
         return ctx.mpf([bounds.lower.a, bounds.upper.b])
 
     def confirm_lower(self, index: int, eps: sympy.Expr) -> tuple[Any, int]:
-        """The certified lower bound of delta_T(eps) from both laws recomputed at twice the precision."""
-        fresh = IntervalBackend(2 * self.table.backend.dps)
+        """The certified lower bound of delta(eps) from both laws recomputed at twice the precision."""
+        fresh = IntervalBackend(2 * self.backend.dps)
         found = self._discretise(self._distances(self.pairs[index], fresh), fresh, self.grid)
         if found is None:
             return fresh.ctx.mpf(0), fresh.dps
@@ -212,20 +232,25 @@ class Laplace:
         return {"grid": self.grid}
 
 
-def route(program: Any, point: Point, pairs: list[tuple], times: int, table: Any) -> Any:
-    """The route for the table's laws; :class:`NotComposable` when none applies."""
-    weights = [w for law in table.laws for w in law.values()]
+def route(components: list, point: Point, pairs: list[tuple]) -> Route:
+    """The route for the components' laws (``components``: (program, runs, table) each);
+    :class:`NotComposable` when none applies."""
+    weights = [w for _, _, table in components for law in table.laws for w in law.values()]
     try:
         if not any(isinstance(w, Density) for w in weights):
             try:
-                return Lattice(program, point, pairs, times, table)
+                return Lattice(components, point, pairs)
             except NotOnLattice:
-                return Multinomial(program, point, pairs, times, table)
-        kinds = {s.kind for law in table.laws for part in parts(law, table.backend).values() for s in part.slots}
+                return Multinomial(components, point, pairs)
+        if not all(isinstance(w, Density) for w in weights):
+            raise NotComposable("discrete outputs and released noisy values together are not composed")
+        kinds = {s.kind for _, _, table in components for law in table.laws
+                 for part in parts(law, table.backend).values() for s in part.slots}
     except (NotOnLattice, Unsupported) as exc:
         raise NotComposable(str(exc)) from None
     if kinds == {"gaussian"}:
-        return Gaussian(program, point, pairs, times, table)
+        return Gaussian(components, point, pairs)
     if kinds == {"laplace"}:
-        return Laplace(program, point, pairs, times, table)
-    raise NotComposable("releases mixing Laplace and Gaussian values, or values of other laws, are not composed")
+        return Laplace(components, point, pairs)
+    raise NotComposable("releases mixing Laplace and Gaussian values, discrete and continuous outputs, or values "
+                        "of other laws are not composed")
