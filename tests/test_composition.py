@@ -17,7 +17,7 @@ from sympy import Rational, exp
 import dpverify as dp
 from dpverify.engine.backend import IntervalBackend
 from dpverify.engine.pld import NotOnLattice, delta_at, lattice_pld
-from dpverify.engine.pld_atoms import atoms, composed_delta
+from dpverify.engine.pld_atoms import atoms, composed_delta, poisson_subsampled
 from dpverify.engine.pld_bounds import delta_bounds, discretise
 from dpverify.errors import SpecError
 
@@ -194,6 +194,23 @@ def test_multinomial_equals_brute_force(p, q, times, at):
             reference += max(pm - e_at * qm, 0)
         assert found.a - mpmath.mpf(10) ** -40 <= reference <= found.b + mpmath.mpf(10) ** -40
         assert found.b - found.a < mpmath.mpf(10) ** -30
+
+
+def test_poisson_subsampled_pair_matches_the_program():
+    """The engine's subsampled dominating pair of randomized response (both directions) gives the profile
+    the spec program's laws give."""
+    e, rate = Rational(1), Rational(1, 10)
+    keep = exp(e) / (1 + exp(e))
+    pairs = poisson_subsampled([keep, 1 - keep], [1 - keep, keep], rate)
+    found = max(float(composed_delta([(atoms(*pair), 100)], Rational(1, 2), IntervalBackend(50)).delta.b)
+                for pair in pairs)
+
+    def poisson_rr(data, eps):
+        kept = [r for r in data if dp.bernoulli(rate)]
+        return dp.randomized_response(1 if kept else 0, eps)
+    spec = dp.spec(poisson_rr, universe=dp.universe([1], n=range(0, 2), neighbours=dp.ADD_REMOVE), grid={eps: [1]},
+                   claims=[dp.profile(at=[Rational(1, 2)], delta=1, times=100)])
+    assert abs(float(dp.check(spec)[0].evidence.rows[0].achieved) - found) < 1e-15
 
 
 def test_subsampled_composition_claims():

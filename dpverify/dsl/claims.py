@@ -325,7 +325,7 @@ def profile(at: Any, delta: Any, *, times: int = 1, also: Any = (), id: Optional
     others = []
     for item in (also if isinstance(also, (list, tuple)) and not (len(also) == 2 and isinstance(also[1], int)
                                                                   and callable(also[0])) else [also]):
-        program, runs = item if isinstance(item, tuple) else (item, 1)
+        program, runs = item if isinstance(item, tuple) and len(item) == 2 else (item, 1)
         if not callable(program) or isinstance(runs, bool) or not isinstance(runs, int) or runs < 1:
             raise SpecError(f"profile: also contains {item!r}, which is not a program or a pair (program, runs)",
                             "pass programs with the mechanism's signature, e.g. also=[other] or also=[(other, 10)]")

@@ -151,3 +151,12 @@ def _exactly_at_most(counts: tuple, ratios: tuple, eps: sympy.Expr) -> bool:
     loss = sympy.Add(*(n * sympy.log(r) for n, r in zip(counts, ratios) if n))
     sign = exact_sign(sympy.expand_log(loss - eps, force=True))
     return sign is not None and sign <= 0
+
+
+def poisson_subsampled(p: Sequence[sympy.Expr], q: Sequence[sympy.Expr], rate: sympy.Expr) -> list[tuple[list, list]]:
+    """The two ordered pairs of Poisson subsampling at ``rate`` of a dominating pair (P, Q) under add/remove
+    neighbours: the mixture rate P + (1 - rate) Q against Q (the record added), and Q against the mixture
+    (the record removed), output by output, exactly."""
+    rate = sympy.sympify(rate)
+    mixture = [rate * a + (1 - rate) * b for a, b in zip(p, q)]
+    return [(mixture, list(q)), (list(q), mixture)]
