@@ -161,6 +161,31 @@ def _normalise(name: str, text: str, versions: set[str]) -> str:
     return text
 
 
+def _sampled_unseeded(files: dict[str, str]) -> dict[str, str]:
+    """The report with what an unseeded black box (``unseeded=True``: OpenDP's samplers draw from the
+    operating system) sampled left out: its specs' pages and figures are compared by name only, and
+    in report.json its claims by id, status and expectation -- its counts differ on every run, its
+    verdicts (at error probability 1e-9) do not."""
+    try:
+        doc = json.loads(files.get("report.json", ""))
+    except ValueError:
+        return files
+    stems = set()
+    for spec in doc.get("specs", []):
+        if any(point.get("figures", {}).get("reproducible") is False
+               for claim in spec.get("claims", []) for point in claim.get("points", [])):
+            stems.update(page.rsplit(".", 1)[0] for page in spec.get("pages", {}).values())
+            spec["claims"] = [{k: claim.get(k) for k in ("id", "status", "expect")} for claim in spec["claims"]]
+    if not stems:
+        return files
+    out = dict(files, **{"report.json": json.dumps(doc, indent=2, ensure_ascii=False)})
+    for name in files:
+        stem = name.rsplit("/", 1)[-1].rsplit(".", 1)[0]
+        if stem in stems or any(stem.startswith(s + "-") for s in stems):
+            out[name] = ""
+    return out
+
+
 TIME_LIMITS = ("budget", "time limit", "gave up", "timeout")
 
 
@@ -194,6 +219,7 @@ def test_reports_directory_is_up_to_date(tmp_path: Path, monkeypatch: pytest.Mon
         versions = {v for k, v in [*environment(), *(recorded or {}).items()] if k != "dpverify"}
         fresh = {k: _normalise(k, v, versions) for k, v in fresh.items()}
         old = {k: _normalise(k, v, versions) for k, v in old.items()}
+    fresh, old = _sampled_unseeded(fresh), _sampled_unseeded(old)
     missing, extra = sorted(set(fresh) - set(old)), sorted(set(old) - set(fresh))
     changed = sorted(k for k in set(fresh) & set(old) if fresh[k] != old[k])
     if missing or extra or changed:
