@@ -435,3 +435,40 @@ def test_invalid_also_is_refused():
     with pytest.raises(SpecError) as info:
         dp.profile(at=[1], delta=Rational(1, 10), also=[(_rr, 0)])
     assert "also=[(other, 10)]" in str(info.value)
+
+
+P6 = [Rational(x, 21) for x in (1, 2, 3, 4, 5, 6)]
+Q6 = [Rational(x, 21) for x in (6, 1, 5, 2, 4, 3)]
+
+
+def _six(data, eps):
+    return dp.categorical(dict(enumerate(P6 if data[0] == 0 else Q6)))
+
+
+def test_discretised_discrete_pairs_bracket_enumeration(monkeypatch):
+    """Six outputs with six distinct losses on no lattice: with the multinomial's budget cut to 10 terms,
+    the discretised bounds take over and bracket the brute-force delta of every 3-tuple; a claim between
+    the exact value and the lower bound is refuted, one above the upper bound verified."""
+    import dpverify.engine.pld_atoms as pld_atoms
+    monkeypatch.setattr(pld_atoms, "MAX_TERMS", 10)
+    with mpmath.workdps(50):
+        def delta(first, second):
+            total = mpmath.mpf(0)
+            for combo in itertools.product(range(6), repeat=3):
+                p = mpmath.fprod(mpmath.mpf(first[i].p) / first[i].q for i in combo)
+                q = mpmath.fprod(mpmath.mpf(second[i].p) / second[i].q for i in combo)
+                total += max(p - mpmath.exp(mpmath.mpf(1) / 2) * q, 0)
+            return total
+        exact = max(delta(P6, Q6), delta(Q6, P6))
+    exact_above = Rational(int(exact * 100) + 5, 100)
+    spec = dp.spec(_six, universe=BIT, grid={eps: [1]},
+                   claims=[dp.profile(at=[Rational(1, 2)], delta=1, times=3, id="bounds"),
+                           dp.profile(at=[Rational(1, 2)], delta=Rational(1, 100), times=3, id="small"),
+                           dp.profile(at=[Rational(1, 2)], delta=exact_above, times=3, id="above")])
+    bounds, small, above = dp.check(spec)
+    row = bounds.evidence.rows[0]
+    assert bounds.evidence.method == "discrete"
+    assert float(row.achieved_lower) <= float(exact) <= float(row.achieved_upper)
+    assert float(row.achieved_upper) - float(row.achieved_lower) < 0.05
+    assert small.status.value == "refuted" and float(exact) > 0.01
+    assert above.status.value == "verified"

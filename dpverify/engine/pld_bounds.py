@@ -1,4 +1,5 @@
-"""Certified bounds on delta(eps) of composed Laplace releases, by a discretised loss distribution.
+"""Certified bounds on delta(eps) of composed Laplace releases (and of any discrete pairs), by a
+discretised loss distribution.
 
 A Laplace(b) value centred at mu against one centred at nu, t = |mu - nu| / b apart, has under P
 the privacy loss l(v) = (|v - nu| - |v - mu|) / b in [-t, t], with (for -t <= y < t)
@@ -22,6 +23,12 @@ from typing import Any, Sequence
 
 BITS = 160
 """Bits of the integer masses (2^-BITS resolution)."""
+MAX_COEFFICIENTS = 100_000
+"""The longest composed polynomial computed (a counted budget)."""
+
+
+class TooLong(Exception):
+    """The composed polynomial would exceed MAX_COEFFICIENTS (the reason is the message)."""
 
 
 @dataclass
@@ -119,6 +126,50 @@ def _power(part: tuple[int, list[int]], times: int, up: bool) -> tuple[int, list
         if times:
             part = product([part, part], up)
     return result
+
+
+def _ceil(ctx: Any, x: Any) -> int:
+    """The least integer >= every point of the interval x."""
+    i = math.ceil(float(x.b))
+    while not ctx.mpf(i) >= x.b:
+        i += 1
+    return i
+
+
+def _floor(ctx: Any, x: Any) -> int:
+    """The greatest integer <= every point of the interval x."""
+    i = math.floor(float(x.a))
+    while not ctx.mpf(i) <= x.a:
+        i -= 1
+    return i
+
+
+def discretise_atoms(ctx: Any, parts: Sequence[tuple[Sequence[Any], Sequence[Any], int]], h: Any) -> Discretised:
+    """The composition of discrete pairs given by their finite losses and P-masses (intervals), each run
+    ``runs`` times (``parts``: (losses, masses, runs)), every loss rounded down and up to the grid h Z
+    (h > 0, an interval); :class:`TooLong` beyond MAX_COEFFICIENTS coefficients."""
+    spans = []
+    for losses, _, runs in parts:
+        if losses:
+            spans.append((_ceil(ctx, max(losses, key=lambda v: float(v.b)) / h)
+                          - _floor(ctx, min(losses, key=lambda v: float(v.a)) / h) + 1) * runs)
+    if sum(spans) > MAX_COEFFICIENTS:
+        raise TooLong(f"the composed loss distribution on a grid of step {float(h.b):.3g} has about {sum(spans):,} "
+                      f"points (more than {MAX_COEFFICIENTS:,})")
+    ends = []
+    for up in (False, True):
+        polys = []
+        for losses, masses, runs in parts:
+            if not losses:  # every output of this part has an infinite loss: no finite composition
+                polys = [(0, [0])]
+                break
+            grid: dict[int, Any] = {}
+            for loss, mass in zip(losses, masses):
+                i = _ceil(ctx, loss / h) if up else _floor(ctx, loss / h)
+                grid[i] = grid.get(i, ctx.mpf(0)) + mass
+            polys.append(_power(_integers(grid, up), runs, up))
+        ends.append(product(polys, up) if polys else (0, [2 ** BITS]))
+    return Discretised(h, ends[0], ends[1])
 
 
 def delta_bounds(ctx: Any, found: Discretised, eps: Any) -> Bounds:

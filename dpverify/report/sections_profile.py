@@ -22,7 +22,8 @@ from .section_parts import Context, boxed, params, point_messages, section, shor
 METHODS = {"lattice": "exact (polynomial power on a lattice of losses)",
            "multinomial": "exact (multinomial over the distinct losses)",
            "gaussian": "closed form at distance √T·D",
-           "laplace": "certified bounds (discretised loss distribution)"}
+           "laplace": "certified bounds (discretised loss distribution)",
+           "discrete": "certified bounds (discretised loss distribution)"}
 
 
 @section("profile")

@@ -24,7 +24,7 @@ from ...evidence import ProfileEvidence, ProfileRow
 from ...results import PointResult, Status, Witness
 from ..witness import confirm_delta, number
 from ..workspace import Workspace
-from .routes import Laplace, NotComposable, route
+from .routes import NotComposable, route
 
 CURVE_POINTS = 16
 """Points of the achieved curve in the evidence (the report's plot)."""
@@ -69,13 +69,14 @@ class ProfileCheck:
         result.method = found.method
         evidence.method = type(found).__name__.lower()
         enclosures = [[found.enclosure(k, e) for k in range(len(pairs))] for e, _ in levels]
-        if isinstance(found, Laplace) and _undecided(table, levels, enclosures) and found.refine():
+        bounded = hasattr(found, "refine")  # a discretised route: certified lower and upper bounds
+        if bounded and _undecided(table, levels, enclosures) and found.refine():
             enclosures = [[found.enclosure(k, e) for k in range(len(pairs))] for e, _ in levels]
         for name, value in found.extras().items():
             setattr(evidence, name, value)
         worst = max(range(len(pairs)), key=lambda k: float(enclosures[0][k].b))
         evidence.pair = [repr(pairs[worst][0]), repr(pairs[worst][1])]
-        _rows(evidence, enclosures, isinstance(found, Laplace))
+        _rows(evidence, enclosures, bounded)
         evidence.curve = _curve(found, worst, [e for e, _ in levels], table)
         backend = table.backend
         for (eps, delta), values in zip(levels, enclosures):
@@ -153,7 +154,7 @@ def _curve(found: Any, index: int, epsilons: list, table: Any) -> dict:
 def _refute(found: Any, index: int, pair: tuple, eps: sympy.Expr, delta: sympy.Expr, table: Any,
             result: PointResult, times: int) -> PointResult:
     """Confirm delta_T(eps) > delta from both laws and their composition recomputed at twice the precision."""
-    if isinstance(found, Laplace):
+    if hasattr(found, "confirm_lower"):
         lower, digits = found.confirm_lower(index, eps)
         if not _above(lower, delta, digits):
             result.message = (f"a violation found at {table.backend.dps} digits (X={pair[0]!r}, X'={pair[1]!r}) was "

@@ -9,6 +9,8 @@ and the composition recomputed from them.
   polynomial power of :mod:`dpverify.engine.pld` (lower = upper up to interval rounding).
 * :class:`Multinomial` -- discrete laws with few distinct losses on no common lattice (randomized
   response after Poisson subsampling): the exact multinomial of :mod:`dpverify.engine.pld_atoms`.
+* :class:`Discrete` -- discrete laws with too many distinct losses for that: every loss rounded down
+  and up to a grid (certified lower and upper bounds).
 * :class:`Gaussian` -- Gaussian releases: delta at the scaled distance sqrt(T) D, in closed form.
 * :class:`Laplace` -- Laplace releases: the discretised loss distribution rounded down and up
   (:mod:`dpverify.engine.pld_bounds`), on a grid refined once when a claim falls between the bounds.
@@ -27,7 +29,7 @@ from ...engine.gaussian_delta import centre_distance, event_probabilities, gauss
 from ...engine.noisy import Density
 from ...engine.pld import LatticePLD, NotOnLattice, combine, delta_at, lattice_pld
 from ...engine.pld_atoms import Atoms, TooManyTerms, atoms, composed_delta, composed_terms
-from ...engine.pld_bounds import Discretised, delta_bounds, discretise
+from ...engine.pld_bounds import Discretised, TooLong, delta_bounds, discretise, discretise_atoms
 from ...engine.reading import distribution
 from ...engine.renyi import Unsupported, exact_number, parts
 from ...engine.work import params
@@ -232,6 +234,67 @@ class Laplace(Route):
         return {"grid": self.grid}
 
 
+class Discrete(Route):
+    """Discrete laws off any lattice with too many distinct losses for an exact multinomial: certified
+    bounds from every loss rounded down and up to a grid (:func:`dpverify.engine.pld_bounds.discretise_atoms`)."""
+
+    method = "discretised privacy loss distribution of the discrete laws rounded down and up (certified bounds)"
+
+    def __init__(self, components: list, point: Point, pairs: list[tuple]) -> None:
+        super().__init__(components, point, pairs)
+        self.atoms = [[(atoms(*_aligned(*laws)), times) for laws, times in self.laws(pair, SympyBackend())]
+                      for pair in pairs]
+        ctx = self.backend.ctx
+        top = max((abs(float(ctx.log(self.backend.num(r)).mid)) for parts in self.atoms for a, _ in parts
+                   for r in a.ratios), default=0.0)
+        self.unit = sympy.Rational(max(top, 1e-3)).limit_denominator(10 ** 6) + sympy.Rational(1, 10 ** 6)
+        self.grid = GRIDS[0]
+        self.found = self._all(self.backend)
+
+    def _all(self, backend: Any) -> list:
+        return [self._discretise(parts, backend) for parts in self.atoms]
+
+    def _discretise(self, parts: list, backend: Any) -> tuple[Discretised, Any]:
+        ctx = backend.ctx
+        finite = ctx.mpf(1)
+        for found, times in parts:
+            finite *= (ctx.mpf(1) - backend.num(found.infinite)) ** times
+        given = [([ctx.log(backend.num(r)) for r in found.ratios], [backend.num(m) for m in found.masses], times)
+                 for found, times in parts]
+        try:
+            return discretise_atoms(ctx, given, backend.num(self.unit / self.grid)), 1 - finite
+        except TooLong as exc:
+            raise NotComposable(f"the losses are on no lattice, too many for an exact multinomial, and {exc}") from None
+
+    def refine(self) -> bool:
+        if self.grid == GRIDS[-1]:
+            return False
+        self.grid = GRIDS[-1]
+        try:
+            self.found = self._all(self.backend)
+        except NotComposable:
+            self.grid = GRIDS[0]
+            return False
+        return True
+
+    def _bounds(self, found: tuple, eps: sympy.Expr, backend: Any) -> Any:
+        discretised, infinite = found
+        bounds = delta_bounds(backend.ctx, discretised, backend.num(eps))
+        return backend.ctx.mpf([(bounds.lower + infinite).a, (bounds.upper + infinite).b])
+
+    def enclosure(self, index: int, eps: sympy.Expr) -> Any:
+        return self._bounds(self.found[index], eps, self.backend)
+
+    def confirm_lower(self, index: int, eps: sympy.Expr) -> tuple[Any, int]:
+        """The certified lower bound of delta(eps) from both laws recomputed exactly, at twice the precision."""
+        fresh = IntervalBackend(2 * self.backend.dps)
+        parts = [(atoms(*_aligned(*laws)), times) for laws, times in self.laws(self.pairs[index], SympyBackend())]
+        return fresh.ctx.mpf(self._bounds(self._discretise(parts, fresh), eps, fresh).a), fresh.dps
+
+    def extras(self) -> dict:
+        return {"grid": self.grid}
+
+
 def route(components: list, point: Point, pairs: list[tuple]) -> Route:
     """The route for the components' laws (``components``: (program, runs, table) each);
     :class:`NotComposable` when none applies."""
@@ -241,7 +304,11 @@ def route(components: list, point: Point, pairs: list[tuple]) -> Route:
             try:
                 return Lattice(components, point, pairs)
             except NotOnLattice:
+                pass
+            try:
                 return Multinomial(components, point, pairs)
+            except NotComposable:
+                return Discrete(components, point, pairs)
         if not all(isinstance(w, Density) for w in weights):
             raise NotComposable("discrete outputs and released noisy values together are not composed")
         kinds = {s.kind for _, _, table in components for law in table.laws
