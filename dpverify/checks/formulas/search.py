@@ -18,21 +18,20 @@ exact rational arithmetic on the point and mpmath on the score.  The search
 never proves anything: not finding a counterexample is ``unknown``.
 
 Runs are deterministic (hypothesis ``derandomize=True``, no example database, and
-nothing written to disk: see :func:`_scratch_storage`), and
+nothing written to disk: see :func:`dpverify.checks.hypothesis_runs.isolated`), and
 bounded by counts only -- MAX_EXAMPLES sampled points, REFINE_EVALUATIONS steps per
 refinement -- never by a clock, so the same claim gets the same answer at any machine load
 (the formula check's one wall-clock safety net sits around the whole check).
 """
 from __future__ import annotations
 
-import contextlib
-import tempfile
 from fractions import Fraction
-from typing import Callable, Iterator, Optional
+from typing import Callable, Optional
 
 import mpmath
 import sympy
 
+from ..hypothesis_runs import isolated
 from .problem import Counterexample, Problem, Values
 
 SEARCH_DPS = 30
@@ -124,56 +123,10 @@ def _sample(problem: Problem, bounds: dict, breaks: Callable[[Values], bool]) ->
         strategy = st.tuples(*parts).map(lambda combo: dict(zip(problem.symbols, combo)))
         config = settings(max_examples=MAX_EXAMPLES, database=None, derandomize=True, deadline=None,
                           suppress_health_check=list(HealthCheck))
-        with _scratch_storage(), _no_local_constants():
+        with isolated():
             return find(strategy, breaks, settings=config)
     except HypothesisException:  # no example found (NoSuchExample), empty ranges, ...
         return None
-
-
-@contextlib.contextmanager
-def _no_local_constants() -> Iterator[None]:
-    """Keep hypothesis from mixing constants of the loaded modules into its draws.
-
-    Hypothesis (6.131 and later) reads literals from every "local" module in ``sys.modules``
-    and draws them now and then, under a time limit on the parsing: the examples tried would
-    depend on what else the process imported and on the machine's load.  With no local
-    constants the draws depend on the claim alone (derandomised), so the search gives the same
-    answer in ``dpverify check``, in pytest and under load.  If hypothesis's internals change,
-    the search still runs (its verdicts are confirmed exactly either way)."""
-    from hypothesis.internal.conjecture import providers
-    getter = getattr(providers, "_get_local_constants", None)
-    try:
-        sorted_set, key = providers.SortedSet, providers.float_to_int
-        empty = providers.Constants(integers=sorted_set(), floats=sorted_set(key=key), bytes=sorted_set(),
-                                    strings=sorted_set())
-    except (AttributeError, TypeError):
-        getter = None
-    if getter is None:
-        yield
-        return
-    providers._get_local_constants = lambda: empty
-    try:
-        yield
-    finally:
-        providers._get_local_constants = getter
-
-
-@contextlib.contextmanager
-def _scratch_storage() -> Iterator[None]:
-    """Point hypothesis's storage at a temporary directory, removed afterwards.
-
-    Even with ``database=None``, hypothesis (6.131 and later) caches the constants it reads
-    from local modules under ``.hypothesis/constants`` in the working directory; the caller's
-    directory must stay as it was.  The previous storage directory (a test suite's own) is
-    restored on the way out."""
-    from hypothesis import configuration
-    previous = vars(configuration).get("__hypothesis_home_directory")  # module global, not mangled
-    with tempfile.TemporaryDirectory(prefix="dpverify-hypothesis-") as scratch:
-        configuration.set_hypothesis_home_dir(scratch)
-        try:
-            yield
-        finally:
-            configuration.set_hypothesis_home_dir(previous)
 
 
 def _strategy(st, sym: sympy.Symbol, lo: Optional[Fraction], hi: Optional[Fraction]):

@@ -26,9 +26,6 @@ sum, a spec whose calls cannot be matched).
 """
 from __future__ import annotations
 
-import contextlib
-import tempfile
-from collections.abc import Iterator
 from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any, Optional
@@ -48,6 +45,7 @@ from ...engine.parameter import program_value
 from ...engine.reading import keywords
 from ...engine.work import guard, params
 from ...errors import SpecError
+from ..hypothesis_runs import isolated
 from ...evidence import ReplayCall, ReplayEvidence, ReplayTrace
 from ...replay import relative
 from ...results import PointResult, Status, Witness
@@ -227,7 +225,7 @@ class Replay:
         config = settings(max_examples=self.claim.pairs, database=None, derandomize=True, deadline=None,
                           suppress_health_check=list(HealthCheck))
         try:
-            with _scratch_storage(), _no_local_constants():
+            with isolated():
                 pair = find(neighbouring_pairs(self.spec.universe), violates, settings=config)
         except HypothesisException:  # no violating pair among the examples
             return None
@@ -503,42 +501,6 @@ def _site(site: Optional[tuple]) -> str:
 def _at(file: Optional[str], line: Optional[int]) -> str:
     """file:line, the path relative to the working directory when inside it (as messages show paths)."""
     return f"{relative(file)}:{line}" if file else "?"
-
-
-@contextlib.contextmanager
-def _no_local_constants() -> Iterator[None]:
-    """Keep hypothesis from mixing literals of loaded modules into its draws (as the formula search does,
-    :mod:`dpverify.checks.formulas.search`, a sibling this family may not import): the pairs tried depend
-    on the claim alone."""
-    from hypothesis.internal.conjecture import providers
-    getter = getattr(providers, "_get_local_constants", None)
-    try:
-        sorted_set, key = providers.SortedSet, providers.float_to_int
-        empty = providers.Constants(integers=sorted_set(), floats=sorted_set(key=key), bytes=sorted_set(),
-                                    strings=sorted_set())
-    except (AttributeError, TypeError):
-        getter = None
-    if getter is None:
-        yield
-        return
-    providers._get_local_constants = lambda: empty
-    try:
-        yield
-    finally:
-        providers._get_local_constants = getter
-
-
-@contextlib.contextmanager
-def _scratch_storage() -> Iterator[None]:
-    """Hypothesis's storage in a temporary directory (it writes caches even with ``database=None``)."""
-    from hypothesis import configuration
-    previous = vars(configuration).get("__hypothesis_home_directory")
-    with tempfile.TemporaryDirectory(prefix="dpverify-hypothesis-") as scratch:
-        configuration.set_hypothesis_home_dir(scratch)
-        try:
-            yield
-        finally:
-            configuration.set_hypothesis_home_dir(previous)
 
 
 __all__ = ["CalibratedCheck", "exact"]
