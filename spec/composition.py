@@ -21,6 +21,11 @@ T = 1000 times, advanced composition's delta' at its eps' holds against the exac
 basic composition's T eps is exact (delta(T eps) = 0), and two mis-statements are refuted with
 the exact value -- a delta 1000 times too small, and the theorem without its drift term
 T eps (e^eps - 1), which fails at eps = 1/10 (exact delta about 0.0087 > 1/1000).
+
+Gaussian composition (``gaussian_composed``): T = 100 runs of the Gaussian mechanism with
+sensitivity 1 and sigma are rho-zCDP with rho = T / (2 sigma^2) (Bun and Steinke 2016), hence
+(rho + 2 sqrt(rho ln(1/delta)), delta)-DP; the exact delta of the composition (one Gaussian at
+distance sqrt(T) / sigma, certified Phi) holds the conversion, and refutes it without its factor 2.
 """
 from math import comb
 
@@ -112,5 +117,32 @@ advanced_drift = dp.spec(
     grid={eps: [Rational(1, 10)]},
     claims=[dp.profile(at=[advanced_eps(T)], delta=DELTA, times=T, id="advanced_composition_1000"),
             dp.profile(at=[advanced_eps(T, drift=False)], delta=DELTA, times=T, id="without_drift",
+                       expect="refuted")],
+)
+
+
+GAUSS_T = 100
+GAUSS_DELTA = Rational(1, 10 ** 5)
+sigma = dp.symbol("sigma", positive=True)
+
+
+def gaussian_count(data, sigma):
+    """The bit released with Gaussian noise of standard deviation sigma (sensitivity 1)."""
+    return dp.gaussian(data[0], sigma)
+
+
+def zcdp_eps(factor):
+    """rho + factor sqrt(rho ln(1/delta)) for rho = GAUSS_T / (2 sigma^2)."""
+    rho = GAUSS_T / (2 * sigma ** 2)
+    return rho + factor * sqrt(rho * log(1 / GAUSS_DELTA))
+
+
+gaussian_composed = dp.spec(
+    gaussian_count,
+    name="gaussian_composed",
+    universe=BIT,
+    grid={sigma: [10, 20]},
+    claims=[dp.profile(at=[zcdp_eps(2)], delta=GAUSS_DELTA, times=GAUSS_T, id="zcdp_conversion"),
+            dp.profile(at=[zcdp_eps(1)], delta=GAUSS_DELTA, times=GAUSS_T, id="without_factor_2",
                        expect="refuted")],
 )
