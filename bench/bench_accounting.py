@@ -5,7 +5,8 @@
 
 For each question, the seconds dpverify's engine takes and its answer (40 digits, with the width of
 the certified enclosure), then -- when Google's dp_accounting is installed -- its PLD accountant on
-the same question (seconds, answer, and its error against ours).  A benchmark, not a test: it
+the same question (seconds, and its error against ours: negative means it reports less than the
+exact delta, a violation of what an accountant promises).  A benchmark, not a test: it
 prints figures and asserts only that the exact answer agrees with an independent binomial sum.
 """
 from __future__ import annotations
@@ -48,18 +49,26 @@ def binomial(times: int) -> Any:
                    for j in range(times + 1) if (2 * j - times) * e > at)
 
 
-def accountant_rr(times: int) -> Optional[tuple[float, float]]:
-    """dp_accounting's PLD accountant on the same question (seconds, delta), or None when not installed."""
+def accountant_rr(times: int) -> Optional[tuple[float, float, float]]:
+    """dp_accounting's PLD accountant on the same question, called as its users do --
+    ``compose(event, count)`` -- and with ``times`` single ``compose(event)`` calls: (seconds of the
+    first, its delta, the second's delta), or None when dp_accounting is not installed."""
     try:
         from dp_accounting import dp_event, pld as pld_accounting
+        from dp_accounting.privacy_accountant import NeighboringRelation
     except ImportError:
         return None
+    event = dp_event.RandomizedResponseDpEvent(noise_parameter=2 / (1 + float(mpmath.exp(EPS))), num_buckets=2)
+    at = float(AT + times * EPS / 4)
     start = time.perf_counter()
-    accountant = pld_accounting.PLDAccountant()
-    accountant.compose(dp_event.RandomizedResponseDpEvent(noise_parameter=2 / (1 + float(mpmath.exp(EPS))),
-                                                         num_buckets=2), times)
-    value = accountant.get_delta(float(AT + times * EPS / 4))
-    return time.perf_counter() - start, value
+    counted = pld_accounting.PLDAccountant(neighboring_relation=NeighboringRelation.REPLACE_ONE)
+    counted.compose(event, times)
+    value = counted.get_delta(at)
+    seconds = time.perf_counter() - start
+    looped = pld_accounting.PLDAccountant(neighboring_relation=NeighboringRelation.REPLACE_ONE)
+    for _ in range(times):
+        looped.compose(event)
+    return seconds, value, looped.get_delta(at)
 
 
 def gaussian(times: int) -> tuple[float, Any]:
@@ -83,7 +92,7 @@ def main() -> None:
     args = parser.parse_args()
     print(f"randomized response at eps = {EPS}, delta(1 + T eps / 4) exactly (a polynomial power in w = e^eps)")
     print(f"{'T':>6} {'terms':>6} {'seconds':>8}  delta (40 digits)                            width      "
-          f"agrees  dp_accounting PLD (seconds, error)")
+          f"agrees  dp_accounting PLD: compose(event, T) (seconds, error)")
     for times in args.times:
         seconds, value, terms = exact_rr(times)
         reference = binomial(times)
@@ -91,7 +100,9 @@ def main() -> None:
             agrees = value.a - mpmath.mpf(10) ** -45 <= reference <= value.b + mpmath.mpf(10) ** -45
         assert agrees, (times, value, reference)
         other = accountant_rr(times)
-        theirs = "not installed" if other is None else f"{other[0]:.3f} s, {other[1] - float(_mid(value)):+.3e}"
+        exact = float(_mid(value))
+        theirs = ("not installed" if other is None else
+                  f"{other[0]:.3f} s, {other[1] - exact:+.3e} (T single calls: {other[2] - exact:+.3e})")
         print(f"{times:>6} {terms:>6} {seconds:>8.3f}  {mpmath.nstr(_mid(value), 40):<44} "
               f"{float(value.b - value.a):.1e}  {agrees!s:<6}  {theirs}")
     print("\nGaussian, sigma = 10 (shift 1), T runs: delta(1) at the distance sqrt(T) / 10, closed form")

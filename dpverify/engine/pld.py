@@ -35,6 +35,8 @@ from .backend import exact_sign
 W = sympy.Symbol("w", positive=True)
 MAX_TERMS = 400_000
 """The most (loss, w-degree) terms of a composed polynomial computed exactly (a counted budget)."""
+MAX_PRODUCTS = 20_000_000
+"""The most products of terms in one multiplication (a counted budget, checked before it starts)."""
 
 
 class NotOnLattice(Exception):
@@ -166,6 +168,8 @@ def lattice_pld(p: Sequence[sympy.Expr], q: Sequence[sympy.Expr]) -> LatticePLD:
 
 
 def _multiply(a: dict, b: dict) -> dict:
+    if len(a) * len(b) > MAX_PRODUCTS:
+        raise NotOnLattice(f"composing the distribution takes more than {MAX_PRODUCTS:,} products of terms")
     out: dict = {}
     get = out.get
     for (k1, j1), c1 in a.items():

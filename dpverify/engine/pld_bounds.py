@@ -18,7 +18,7 @@ integer per polynomial, by Kronecker substitution), rounded back to 2^-BITS in t
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Sequence
 
 BITS = 160
@@ -58,8 +58,8 @@ def laplace_grid(ctx: Any, steps: int, h: Any, up: bool) -> dict[int, Any]:
     return {i: ctx.mpf([max(m.a, 0), max(m.b, 0)]) for i, m in masses.items()}
 
 
-def _integers(masses: dict[int, Any], up: bool) -> tuple[int, list[int]]:
-    """(lowest index, integer masses at 2^-BITS: ceilings when ``up``, floors otherwise)."""
+def _integers(masses: dict[int, Any], up: bool) -> tuple[int, list[int], int]:
+    """(lowest index, integer masses at 2^-BITS: ceilings when ``up``, floors otherwise, no mass at +inf)."""
     first, last = min(masses), max(masses)
     scale = 2 ** BITS
     out = []
@@ -71,7 +71,7 @@ def _integers(masses: dict[int, Any], up: bool) -> tuple[int, list[int]]:
             out.append(int(math.ceil(m.b * scale)))
         else:
             out.append(int(math.floor(m.a * scale)))
-    return first, out
+    return first, out, 0
 
 
 def _pack(coeffs: Sequence[int], size: int) -> int:
@@ -84,16 +84,46 @@ def _unpack(value: int, size: int, count: int) -> list[int]:
     return [int.from_bytes(data[k * size:(k + 1) * size], "little") for k in range(count)]
 
 
-def product(parts: Sequence[tuple[int, list[int]]], up: bool) -> tuple[int, list[int]]:
-    """The product of polynomials with integer coefficients at 2^-BITS (lowest index, coefficients),
-    kept at 2^-BITS after each multiplication by rounding up (``up``) or down: (lowest index, coefficients)."""
-    first, coeffs = parts[0]
-    for other_first, other in parts[1:]:
-        size = (sum(coeffs) * sum(other)).bit_length() // 8 + 1  # bytes per coefficient of the product
+TAIL = 2 ** (BITS - 64)
+"""Tail mass (in units of 2^-BITS, i.e. 2^-64) moved after each product: the far left tail of the
+rounded-up bound up to the first kept point, its far right tail to +inf (counted as fully leaking); the
+rounded-down bound's far left tail dropped, its far right tail moved down to the last kept point.
+Each move is in the direction of its bound, so the bounds stay bounds."""
+
+
+def _trim(first: int, coeffs: list[int], overflow: int, up: bool) -> tuple[int, list[int], int]:
+    left, cum = 0, 0
+    while left < len(coeffs) - 1 and cum + coeffs[left] <= TAIL:
+        cum += coeffs[left]
+        left += 1
+    coeffs = coeffs[left:]
+    if up and cum:
+        coeffs[0] += cum
+    right, cum = len(coeffs), 0
+    while right > 1 and cum + coeffs[right - 1] <= TAIL:
+        cum += coeffs[right - 1]
+        right -= 1
+    coeffs = coeffs[:right]
+    if up:
+        overflow += cum
+    elif cum:
+        coeffs[-1] += cum
+    return first + left, coeffs, overflow
+
+
+def product(parts: Sequence[tuple[int, list[int], int]], up: bool) -> tuple[int, list[int], int]:
+    """The product of polynomials with integer coefficients at 2^-BITS (lowest index, coefficients, mass at
+    +inf), kept at 2^-BITS after each multiplication by rounding up (``up``) or down, tails trimmed."""
+    first, coeffs, overflow = parts[0]
+    for other_first, other, other_overflow in parts[1:]:
+        mine, theirs = sum(coeffs), sum(other)
+        size = (mine * theirs).bit_length() // 8 + 1  # bytes per coefficient of the product
         exact = _unpack(_pack(coeffs, size) * _pack(other, size), size, len(coeffs) + len(other) - 1)
         coeffs = [-((-c) >> BITS) if up else c >> BITS for c in exact]
-        first += other_first
-    return first, coeffs
+        leak = overflow * (theirs + other_overflow) + mine * other_overflow  # a run at +inf makes the sum +inf
+        overflow = -((-leak) >> BITS)
+        first, coeffs, overflow = _trim(first + other_first, coeffs, overflow, up)
+    return first, coeffs, overflow
 
 
 @dataclass
@@ -102,13 +132,18 @@ class Discretised:
     integer coefficients at 2^-BITS) each."""
 
     h: Any
-    lower: tuple[int, list[int]]
-    upper: tuple[int, list[int]]
+    lower: tuple[int, list[int], int]
+    upper: tuple[int, list[int], int]
+    sums: dict = field(default_factory=dict, compare=False, repr=False)  # suffix sums per bound
 
 
 def discretise(ctx: Any, steps: Sequence[int], h: Any) -> Discretised:
     """The composition of Laplace values steps[i] * h scales apart (one entry per released value and
-    repetition; h > 0 exact, given as an interval), rounded down and up to the grid h Z."""
+    repetition; h > 0 exact, given as an interval), rounded down and up to the grid h Z;
+    :class:`TooLong` beyond MAX_COEFFICIENTS grid points."""
+    if sum(2 * n + 1 for n in steps) > MAX_COEFFICIENTS:
+        raise TooLong(f"the composed loss distribution has about {sum(2 * n + 1 for n in steps):,} grid points "
+                      f"(more than {MAX_COEFFICIENTS:,})")
     ends = []
     for up in (False, True):
         counts = {n: steps.count(n) for n in sorted(set(steps))}
@@ -116,7 +151,7 @@ def discretise(ctx: Any, steps: Sequence[int], h: Any) -> Discretised:
     return Discretised(h, ends[0], ends[1])
 
 
-def _power(part: tuple[int, list[int]], times: int, up: bool) -> tuple[int, list[int]]:
+def _power(part: tuple[int, list[int], int], times: int, up: bool) -> tuple[int, list[int], int]:
     """``part`` to the power ``times`` by repeated squaring (rounded at 2^-BITS after each product)."""
     result = None
     while times:
@@ -161,29 +196,53 @@ def discretise_atoms(ctx: Any, parts: Sequence[tuple[Sequence[Any], Sequence[Any
         polys = []
         for losses, masses, runs in parts:
             if not losses:  # every output of this part has an infinite loss: no finite composition
-                polys = [(0, [0])]
+                polys = [(0, [0], 0)]
                 break
             grid: dict[int, Any] = {}
             for loss, mass in zip(losses, masses):
                 i = _ceil(ctx, loss / h) if up else _floor(ctx, loss / h)
                 grid[i] = grid.get(i, ctx.mpf(0)) + mass
             polys.append(_power(_integers(grid, up), runs, up))
-        ends.append(product(polys, up) if polys else (0, [2 ** BITS]))
+        ends.append(product(polys, up))
     return Discretised(h, ends[0], ends[1])
 
 
+def _suffix_sums(ctx: Any, found: Discretised, up: bool) -> tuple[list, list]:
+    """(S_p, S_q): S_p[i] = sum_{j >= i} c_j and S_q[i] = sum_{j >= i} c_j e^(-l_j) over the coefficients
+    of one bound (intervals, l_j its grid losses), so that delta(eps) is one difference per eps."""
+    key = (up, ctx.prec)
+    if key not in found.sums:
+        first, coeffs, _ = found.upper if up else found.lower
+        ratio = ctx.exp(-found.h)
+        back = ctx.exp(-(first + len(coeffs) - 1) * found.h)
+        s_p, s_q = [ctx.mpf(0)] * (len(coeffs) + 1), [ctx.mpf(0)] * (len(coeffs) + 1)
+        for j in range(len(coeffs) - 1, -1, -1):
+            s_p[j] = s_p[j + 1] + coeffs[j]
+            s_q[j] = s_q[j + 1] + coeffs[j] * back
+            back = back / ratio
+        found.sums[key] = (s_p, s_q)
+    return found.sums[key]
+
+
 def delta_bounds(ctx: Any, found: Discretised, eps: Any) -> Bounds:
-    """Certified lower and upper bounds on delta(eps) (``eps`` an interval)."""
+    """Certified lower and upper bounds on delta(eps) (``eps`` an interval): the grid losses certified
+    above eps by the suffix sums, S_p - e^eps S_q (exact in intervals), the few whose interval meets
+    eps term by term with their excess clipped at 0."""
     ends = []
-    for up, (first, coeffs) in ((False, found.lower), (True, found.upper)):
-        total = ctx.mpf(0)
-        for offset, c in enumerate(coeffs):
-            if c == 0:
-                continue
+    e_eps = ctx.exp(eps)
+    for up, (first, coeffs, overflow) in ((False, found.lower), (True, found.upper)):
+        s_p, s_q = _suffix_sums(ctx, found, up)
+        above = min(max(_ceil(ctx, eps / found.h) - first, 0), len(coeffs))  # losses certainly >= eps from here
+        while above > 0 and ((first + above - 1) * found.h).a > eps.b:
+            above -= 1
+        while above < len(coeffs) and not ((first + above) * found.h).a > eps.b:
+            above += 1
+        total = s_p[above] - e_eps * s_q[above] + overflow  # mass at +inf leaks fully
+        offset = above - 1
+        while offset >= 0 and ((first + offset) * found.h).b > eps.a:  # losses not separated from eps
             excess = 1 - ctx.exp(eps - (first + offset) * found.h)
-            if excess.b <= 0:
-                continue
-            total += c * ctx.mpf([max(excess.a, 0), max(excess.b, 0)])
+            total += coeffs[offset] * ctx.mpf([max(excess.a, 0), max(excess.b, 0)])
+            offset -= 1
         value = total / ctx.mpf(2) ** BITS
         ends.append(value.b if up else value.a)
     return Bounds(ctx.mpf(ends[0]), ctx.mpf(ends[1]))

@@ -205,14 +205,20 @@ class Laplace(Route):
                                 "of each other")
         denominator = math.lcm(*(int(r.q) for r in ratios))
         steps = [int(r * grid * denominator) for r in ratios]
-        return discretise(backend.ctx, steps, backend.num(base / (grid * denominator)))
+        try:
+            return discretise(backend.ctx, steps, backend.num(base / (grid * denominator)))
+        except TooLong as exc:
+            raise NotComposable(str(exc)) from None
 
     def refine(self) -> bool:
-        """Move to the finer grid (False when already there)."""
+        """Move to the finer grid (False when already there, or when it is beyond the budget)."""
         if self.grid == GRIDS[-1]:
             return False
+        try:
+            self.found = [self._discretise(d, self.backend, GRIDS[-1]) for d in self.distances]
+        except NotComposable:
+            return False
         self.grid = GRIDS[-1]
-        self.found = [self._discretise(d, self.backend, self.grid) for d in self.distances]
         return True
 
     def enclosure(self, index: int, eps: sympy.Expr) -> Any:
