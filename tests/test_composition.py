@@ -472,3 +472,18 @@ def test_discretised_discrete_pairs_bracket_enumeration(monkeypatch):
     assert float(row.achieved_upper) - float(row.achieved_lower) < 0.05
     assert small.status.value == "refuted" and float(exact) > 0.01
     assert above.status.value == "verified"
+
+
+def test_compositions_beyond_the_budgets_are_unknown_with_the_reason(monkeypatch):
+    """Counted budgets, checked before the work: 1000 Laplace runs exceed the grid budget, and a lattice
+    product beyond the term budget falls back to the next route instead of running on."""
+    import dpverify.engine.pld as pld
+    spec = dp.spec(lambda data, eps: dp.laplace(data[0], 1), universe=BIT, grid={eps: [1]},
+                   claims=[dp.profile(at=[10], delta=Rational(1, 10), times=1000)])
+    point = dp.check(spec)[0]
+    assert point.status.value == "unknown" and "grid points" in point.message
+    keep = exp(Rational(1, 10)) / (1 + exp(Rational(1, 10)))
+    small = lattice_pld([keep, 1 - keep], [1 - keep, keep])
+    monkeypatch.setattr(pld, "MAX_PRODUCTS", 100)
+    with pytest.raises(NotOnLattice):
+        small.compose(1000)

@@ -78,28 +78,35 @@ class ProfileCheck:
         evidence.pair = [repr(pairs[worst][0]), repr(pairs[worst][1])]
         _rows(evidence, enclosures, bounded)
         evidence.curve = _curve(found, worst, [e for e, _ in levels], table)
-        backend = table.backend
-        for (eps, delta), values in zip(levels, enclosures):
-            delta_iv = backend.num(delta)
-            for k, value in enumerate(values):
-                if value.a > delta_iv.b:
-                    refuted = _refute(found, k, pairs[k], eps, delta, table, result, claim.times)
-                    if refuted.status == Status.REFUTED:
-                        return refuted
-        for (eps, delta), values in zip(levels, enclosures):
-            delta_iv = backend.num(delta)
-            for k, value in enumerate(values):
-                if not value.b <= delta_iv.a:
-                    if not result.message:
-                        result.message = (f"delta_{claim.times}({eps}) of X={pairs[k][0]!r}, X'={pairs[k][1]!r} is in "
-                                          f"[{decimal(value.a)}, {decimal(value.b)}], not separated from the claimed "
-                                          f"{decimal(delta)}")
-                    return result
-        result.status = Status.VERIFIED
-        shown = "; ".join(f"delta({r.epsilon}) = {r.achieved or r.achieved_upper} <= {r.claimed}"
-                          for r in evidence.rows[:4])
-        result.message = f"holds on all {scope}: {shown}{'; ...' if len(evidence.rows) > 4 else ''}"
-        return result
+        return _decide(found, levels, enclosures, pairs, table, result, claim.times, scope)
+
+
+def _decide(found: Any, levels: list, enclosures: list, pairs: list[tuple], table: Any, result: PointResult,
+            times: int, scope: str) -> PointResult:
+    """Refuted when a pair's enclosure is above a claimed delta and the violation is confirmed afresh;
+    verified when every enclosure is at most its claimed delta; else unknown, naming the pair."""
+    backend = table.backend
+    for (eps, delta), values in zip(levels, enclosures):
+        delta_iv = backend.num(delta)
+        for k, value in enumerate(values):
+            if value.a > delta_iv.b:
+                refuted = _refute(found, k, pairs[k], eps, delta, table, result, times)
+                if refuted.status == Status.REFUTED:
+                    return refuted
+    for (eps, delta), values in zip(levels, enclosures):
+        delta_iv = backend.num(delta)
+        for k, value in enumerate(values):
+            if not value.b <= delta_iv.a:
+                if not result.message:
+                    result.message = (f"delta_{times}({eps}) of X={pairs[k][0]!r}, X'={pairs[k][1]!r} is in "
+                                      f"[{decimal(value.a)}, {decimal(value.b)}], not separated from the claimed "
+                                      f"{decimal(delta)}")
+                return result
+    result.status = Status.VERIFIED
+    rows = result.evidence.rows
+    shown = "; ".join(f"delta({r.epsilon}) = {r.achieved or r.achieved_upper} <= {r.claimed}" for r in rows[:4])
+    result.message = f"holds on all {scope}: {shown}{'; ...' if len(rows) > 4 else ''}"
+    return result
 
 
 def _level(value: sympy.Expr, point: Point, what: str) -> sympy.Expr:
