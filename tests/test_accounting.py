@@ -180,3 +180,28 @@ def test_spec_files_reach_their_expectations():
                                 ("rr_prv", "upper_epsilon_T1000"), ("rr_prv", "upper_delta_T100_fine"),
                                 ("rr_prv", "upper_epsilon_T100_fine")])
     assert len(claims) >= 40
+
+
+def test_report_comparison_table():
+    """The profile section ends with the comparison table: ratio and verdict per eps (slack, under-report,
+    undecided between the ends of an enclosure)."""
+    from dpverify.evidence import ProfileRow
+    from dpverify.report import sections
+    from dpverify.report.blocks import Table
+    from dpverify.report.section_parts import Context
+    from dpverify.report.sections_accounting import ratio, verdict
+    from dpverify.options import Options
+    from dpverify.runner import check_paths
+    report = check_paths([str(SPEC_DIR / "google_dp_accounting.py")], Options(), spec_filter="rr_pld_looped")
+    claim = next(c for s in report.specs for c in s.claims if c.claim_id == "pld_delta_T100")
+    table = [b for b in sections.blocks_for(claim, None, Context("t", lambda text: text)) if isinstance(b, Table)][-1]
+    assert table.headers[5:] == ("ratio", "verdict")
+    assert [row[2] for row in table.rows] == ["2", "4"] and all(row[6] == "slack" for row in table.rows)
+    assert 1 < float(table.rows[0][5]) < 1.01  # 0.0679372 reported against 0.067353 exact
+    exact = ProfileRow("1", "0.5", achieved="0.25")
+    assert (verdict(exact), ratio(exact)) == ("slack", "2")
+    assert verdict(ProfileRow("1", "0.2", achieved="0.25")) == "under-report"
+    bracket = ProfileRow("1", "0.3", achieved_lower="0.25", achieved_upper="0.35")
+    assert verdict(bracket) == "undecided"
+    assert verdict(ProfileRow("1", "0.2", achieved_lower="0.25", achieved_upper="0.35")) == "under-report"
+    assert (verdict(ProfileRow("1", "0", achieved="0")), ratio(ProfileRow("1", "0", achieved="0"))) == ("holds", "–")

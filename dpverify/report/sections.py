@@ -19,7 +19,7 @@ from typing import Optional
 
 from ..dsl.claims import Claim
 from ..results import ClaimResult
-from . import sections_audits, sections_privacy, sections_profile, sections_replay, sections_theorems
+from . import sections_accounting, sections_audits, sections_privacy, sections_profile, sections_replay, sections_theorems
 from .blocks import Block, Heading, Pairs, Table
 from .section_parts import SECTIONS, Context, boxed, params, section, witness_box, witness_items
 
@@ -31,7 +31,7 @@ def blocks_for(claim: ClaimResult, decl: Optional[Claim], ctx: Context) -> list[
     sampling a black box gets the statistical audit's section whatever its kind (``private`` too)."""
     if sections_audits.sampled(claim):
         return sections_audits.statistical(claim, decl, ctx)
-    return SECTIONS.get(claim.kind, generic)(claim, decl, ctx)
+    return SECTIONS.get(claim.kind, generic)(claim, decl, ctx) + sections_accounting.comparison(claim, ctx)
 
 
 def generic(claim: ClaimResult, decl: Optional[Claim], ctx: Context) -> list[Block]:
