@@ -205,3 +205,26 @@ def test_report_comparison_table():
     assert verdict(bracket) == "undecided"
     assert verdict(ProfileRow("1", "0.2", achieved_lower="0.25", achieved_upper="0.35")) == "under-report"
     assert (verdict(ProfileRow("1", "0", achieved="0")), ratio(ProfileRow("1", "0", achieved="0"))) == ("holds", "–")
+
+
+def test_opendp_composition_against_independent_values():
+    """OpenDP's basic composition of randomized response rounds T ln 3 upwards (so delta_T = 0 there, and
+    dpverify says so), and its zCDP-to-approxDP epsilon bounds the Gaussian closed form."""
+    odp = pytest.importorskip("opendp.prelude")
+    odp.enable_features("contrib")
+    rr = odp.m.make_randomized_response_bool(0.75)
+    composed = odp.c.make_composition([rr] * 100).map(1)
+    with mpmath.workdps(60):
+        assert _mp(composed) > 100 * mpmath.log(3)
+        assert rr_delta(mpmath.mpf(3) / 4, 100, Fraction(composed)) == 0
+        assert rr_delta(mpmath.mpf(3) / 4, 100, Fraction(composed) * Fraction(999, 1000)) > 0  # basic composition is tight
+    gaussian = (odp.atom_domain(T=float, nan=False), odp.absolute_distance(T=float)) >> odp.m.then_gaussian(10.0)
+    approx = odp.c.make_zCDP_to_approxDP(odp.c.make_composition([gaussian] * 100))
+    eps_at, delta = odp.c.make_fix_delta(approx, 1e-6).map(1.0)
+    assert gaussian_delta(10.0, 100, eps_at) <= delta
+    spec = dp.spec(lambda data: dp.categorical({data[0]: Rational(3, 4), 1 - data[0]: Rational(1, 4)}), universe=BIT,
+                   claims=[dp.profile(at=[Rational(Fraction(composed).numerator, Fraction(composed).denominator)],
+                                      delta=0, times=100),
+                           dp.profile(at=[Rational(Fraction(composed).numerator, Fraction(composed).denominator) * 999
+                                          / 1000], delta=0, times=100)])
+    assert _statuses(spec) == ["verified", "refuted"]
