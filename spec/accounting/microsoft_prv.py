@@ -29,8 +29,11 @@ Findings (prv-accountant 0.2.0; exact values from ``dpverify check``):
   the 1e-6 asked for; its compute_delta at 50 and 70 still holds (upper 0.296439 and 1.51854e-3 against
   0.287618 and 1.42732e-3).  With eps_error = 0.01 (spec claims ``*_fine``) the T = 100 bounds are all
   below the truth: compute_delta(70) = (1.33945e-3, 1.34077e-3, 1.35529e-3) against 1.42732e-3 (upper
-  5% low), compute_epsilon(1e-6) upper 75.9998 where the exact delta is 7.78253e-5.  The likely cause is
-  the automatic domain (eps_max=None): the truncated PRV loses the tail of the composed loss.  For
+  5% low), compute_epsilon(1e-6) upper 75.9998 where the exact delta is 7.78253e-5.  The cause: the
+  automatic domain (eps_max=None, ``compute_safe_domain_size``) is [-76.03, 76.03] for T = 100 and
+  [-289.0, 289.0] for T = 1000, short of the losses that matter (the 1000-fold loss has mean 462), and
+  the truncated PRV drops that tail (compute_epsilon answers near the domain's edge, 76); given
+  eps_max = 700 or 1100 it refuses instead (the RuntimeError below).  For
   eps0 = ln(17/15) (the dp_accounting file's mechanism) the accountant refuses T = 100 and 1000 instead
   ("RuntimeError: Discrete mean differs from continuous mean significantly"), as it does for Laplace at
   T = 1000.  T = 10 holds: upper delta(5) = 0.373754 and delta(8) = 0.0538057 against 0.363591 and
