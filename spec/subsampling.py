@@ -30,6 +30,13 @@ an exact multinomial.  Beside the theorem (the amplified eps0 = ln(1 + q(e^eps -
 every eps), the exact profile of T = 1000 runs: advanced composition over eps0 holds, basic
 composition's T eps0 is exact (delta = 0), and the folklore "rate q scales epsilon to q eps"
 is refuted, alone and composed (delta(T q eps) > 0, with its exact value).
+
+One DP-SGD step (``dpsgd_step``): each record kept with probability q = 1/100, the clipped sum
+(sensitivity 1) released with Gaussian noise of sigma = 1, under add/remove neighbours.  The pair is
+N(0, 1) against (1 - q) N(0, 1) + q N(1, 1), both ways; delta_T(1/2) of T = 1, 10, 100 steps lies
+between the certified bounds of its discretised loss distribution (rounded down and up on a grid of
+1/500; :mod:`dpverify.engine.pld_gaussian_mixture`): about 2e-7, 2.5e-6 and 1e-4.  A claim above the
+upper bound is verified; one below the lower bound is refuted (re-confirmed at twice the precision).
 """
 from sympy import Rational, log, sqrt
 
@@ -107,4 +114,27 @@ poisson_sampled = dp.spec(
             dp.profile(at=[T * EPS0], delta=0, times=T, id="basic_composition_of_amplified"),
             dp.profile(at=[T * Q_RATE * eps], delta=0, times=T, id="linear_amplification_composed",
                        expect="refuted")],
+)
+
+
+SGD_RATE = Rational(1, 100)
+
+
+def dpsgd_step(data, sigma):
+    """One DP-SGD step on gradients clipped to norm 1: the Poisson sample's sum with Gaussian noise."""
+    kept = [r for r in data if dp.bernoulli(SGD_RATE)]
+    return dp.gaussian(sum(kept), sigma)
+
+
+sigma = dp.symbol("sigma", positive=True)
+dpsgd = dp.spec(
+    dpsgd_step,
+    universe=dp.universe([1], n=range(0, 2), neighbours=dp.ADD_REMOVE),
+    grid={sigma: [1]},
+    claims=[dp.profile(at=[Rational(1, 2)], delta=Rational(1, 10 ** 6), id="one_step"),
+            dp.profile(at=[Rational(1, 2)], delta=Rational(1, 10 ** 7), id="one_step_too_small", expect="refuted"),
+            dp.profile(at=[Rational(1, 2)], delta=Rational(1, 10 ** 5), times=10, id="ten_steps"),
+            dp.profile(at=[Rational(1, 2)], delta=Rational(1, 10 ** 6), times=10, id="ten_steps_too_small",
+                       expect="refuted"),
+            dp.profile(at=[Rational(1, 2)], delta=Rational(1, 10 ** 3), times=100, id="hundred_steps")],
 )

@@ -24,7 +24,8 @@ from ...evidence import ProfileEvidence, ProfileRow
 from ...results import PointResult, Status, Witness
 from ..witness import confirm_delta, number
 from ..workspace import Workspace
-from .routes import NotComposable, route
+from .mixture import route
+from .routes import NotComposable
 
 CURVE_POINTS = 16
 """Points of the achieved curve in the evidence (the report's plot)."""
