@@ -22,6 +22,7 @@ from ..errors import SpecError
 from .divergence.renyi import RenyiCheck
 from .divergence.zcdp import ZcdpCheck
 from .composition.profile import ProfileCheck
+from .gdp.check import GdpCheck
 from .floating.check import FloatPrivateCheck
 from .formulas.check import FormulaCheck
 from .theorems.prediction import PrivatePredictionCheck, StabilityCheck
@@ -56,7 +57,7 @@ CHECKS: tuple[Check, ...] = (StatisticalCheck(), PrivacyCheck(), ConformsCheck()
                              ProbabilityCheck(), StabilityCheck(), PrivatePredictionCheck(),
                              SampleComplexityCheck(), FloatPrivateCheck(),
                              CalibratedCheck(), CalibratedCheck(black_box=True),
-                             RenyiCheck(), ZcdpCheck(), ProfileCheck())
+                             RenyiCheck(), ZcdpCheck(), ProfileCheck(), GdpCheck())
 
 
 def check_point(spec: Spec, claim: Claim, point: Point, ws: Workspace) -> PointResult:

@@ -5,6 +5,7 @@ from .claims import Identity, Inequality, identity, inequality
 from .claims import Sensitivity, sensitivity
 from .claims import Renyi, Zcdp, renyi, zcdp
 from .claims import Profile, profile
+from .claims import Gdp, gdp
 from .floating import FloatPrivate, float_private
 from .implementation import Implementation, implementation
 from .black_box import BlackBox, black_box
@@ -35,4 +36,5 @@ __all__ = [
     "Calibrated", "calibrated",
     "Renyi", "Zcdp", "renyi", "zcdp",
     "Profile", "profile",
+    "Gdp", "gdp",
 ]

@@ -333,6 +333,38 @@ def profile(at: Any, delta: Any, *, times: int = 1, also: Any = (), id: Optional
     return Profile(epsilons=epsilons, deltas=deltas, times=times, also=tuple(others), id=id, expect=expect)
 
 
+@dataclass(frozen=True)
+class Gdp(Claim):
+    """mu-Gaussian DP (Dong, Roth and Su 2019) of the ``times``-fold composition: every ordered pair of
+    neighbouring datasets has a tradeoff curve above G_mu, equivalently (Corollary 2.13 there) for every
+    eps >= 0, delta_T(eps) <= Phi(-eps/mu + mu/2) - e^eps Phi(-eps/mu - mu/2).  Decided by
+    :mod:`dpverify.checks.composition.gdp`."""
+
+    mu: sympy.Expr = sympy.Integer(1)
+    times: int = 1
+    kind = "gdp"
+
+    def describe(self) -> str:
+        return f"{self.mu}-GDP" + (f" ({self.times}-fold)" if self.times > 1 else "")
+
+
+@call_help("dp.gdp(mu) or dp.gdp(1 / sigma, times=10)", mu="the claimed mu > 0, e.g. 1/sigma")
+def gdp(mu: Any, *, times: int = 1, id: Optional[str] = None, expect: Optional[str] = None) -> Gdp:
+    """Claim mu-Gaussian DP of the ``times``-fold composition of the mechanism.
+
+    >>> import dpverify as dp
+    >>> dp.gdp(1, times=4).describe()
+    '1-GDP (4-fold)'
+    """
+    if isinstance(times, bool) or not isinstance(times, int) or times < 1:
+        raise SpecError(f"gdp: times={times!r} is not an integer >= 1",
+                        "pass the number of independent runs composed, e.g. times=100")
+    value = _expression(mu, "mu", "gdp")
+    if value.is_number and not value.is_positive:
+        raise SpecError(f"gdp: mu={mu!r} must be > 0", "use a positive mu, e.g. 1/sigma for a Gaussian of sensitivity 1")
+    return Gdp(mu=value, times=times, id=id, expect=expect)
+
+
 _RELATIONS = (sympy.core.relational.Relational, sympy.And, sympy.Or, sympy.Not)
 
 
