@@ -5,5 +5,6 @@ of the pair; its hockey-stick divergence delta_T(eps) is read off its privacy lo
 (:mod:`.routes`): exactly, as a polynomial power, for discrete laws whose losses lie on a lattice
 (:mod:`dpverify.engine.pld`); in closed form for Gaussian releases (T runs at scaled distance D are
 one run at sqrt(T) D: :mod:`dpverify.engine.gaussian_delta`); between certified bounds for Laplace
-releases (:mod:`dpverify.engine.pld_bounds`).
+releases (:mod:`dpverify.engine.pld_bounds`), and for the Poisson-subsampled Gaussian
+(:mod:`.mixture`, :mod:`dpverify.engine.pld_gaussian_mixture`).
 """
