@@ -112,6 +112,17 @@ def test_claims_verified_and_mutants_refuted():
     assert _status(louder) == [("above", "refuted")]
 
 
+def test_undecided_claims_are_decided_on_the_finer_grid():
+    """delta(1/2) = 2.2146e-7 (the quadrature); the first grid's bracket [1.85e-7, 2.71e-7] holds neither
+    2.5e-7 nor 2e-7, the refined one [2.06e-7, 2.39e-7] decides both."""
+    claims = [dp.profile(at=[Rational(1, 2)], delta=Rational(25, 10 ** 8), id="above"),
+              dp.profile(at=[Rational(1, 2)], delta=Rational(20, 10 ** 8), id="below")]
+    spec = dp.spec(_dpsgd(Rational(1, 100)), universe=ADD_REMOVE, grid={SIGMA: [1]}, claims=claims)
+    found = dp.check(spec)
+    assert [p.status.value for p in found] == ["verified", "refuted"]
+    assert all(p.evidence.grid == 2000 for p in found)
+
+
 def test_other_mixtures_are_unknown_with_the_reason():
     def two_scales(data, sigma):
         kept = [r for r in data if dp.bernoulli(Rational(1, 2))]
