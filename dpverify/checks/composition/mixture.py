@@ -9,7 +9,6 @@ on a grid refined once when a claim falls between them.
 """
 from __future__ import annotations
 
-from fractions import Fraction
 from typing import Any, Optional
 
 import sympy
@@ -19,6 +18,7 @@ from ...engine.backend import IntervalBackend, SympyBackend
 from ...engine.noisy import FULL, Density
 from ...engine.pld_bounds import Discretised, TooLong
 from ...engine.pld_gaussian_mixture import compose, one_step, subsampled_bounds
+from ...engine.renyi import exact_number
 from .routes import NotComposable, Route, route as exact_route
 
 GRIDS = ((500, 0.05, 6.0), (2000, 0.03, 6.5))
@@ -32,7 +32,7 @@ DIGITS = 20
 outwards to 2^-160); a violation is confirmed at twice it."""
 
 
-def _centres(weight: Any) -> Optional[tuple[dict, Fraction]]:
+def _centres(weight: Any) -> Optional[tuple[dict, Any]]:
     """{centre: total weight} and the scale of a density whose every path releases one plain Gaussian
     value (no restriction, no other factor), else None."""
     if not isinstance(weight, Density):
@@ -68,8 +68,7 @@ def _mixture(law: dict, law_prime: dict) -> Optional[tuple[sympy.Expr, sympy.Exp
     if c0 not in mixed:
         return None
     (c1,) = [c for c in mixed if c != c0]
-    rate = sympy.nsimplify(mixed[c1])
-    return rate, sympy.Rational(abs(c1 - c0)) / sympy.Rational(scale)
+    return sympy.nsimplify(mixed[c1]), sympy.Abs(exact_number(c1) - exact_number(c0)) / exact_number(scale)
 
 
 def route(components: list, point: Point, pairs: list[tuple]) -> Route:
