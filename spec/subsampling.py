@@ -34,8 +34,9 @@ is refuted, alone and composed (delta(T q eps) > 0, with its exact value).
 One DP-SGD step (``dpsgd_step``): each record kept with probability q = 1/100, the clipped sum
 (sensitivity 1) released with Gaussian noise of sigma = 1, under add/remove neighbours.  The pair is
 N(0, 1) against (1 - q) N(0, 1) + q N(1, 1), both ways; delta_T(1/2) of T = 1, 10, 100 steps lies
-between the certified bounds of its discretised loss distribution (rounded down and up on a grid of
-1/500; :mod:`dpverify.engine.pld_gaussian_mixture`): about 2e-7, 2.5e-6 and 1e-4.  A claim above the
+between certified bounds of its discretised loss distribution (on a grid of 1/500: cells merged for
+the lower bound, split between grid points for the upper one; :mod:`dpverify.engine.pld_gaussian_tight`):
+2.20e-7 to 2.22e-7, 2.54e-6 to 2.56e-6 and 1.26e-4 to 1.29e-4.  A claim above the
 upper bound is verified; one below the lower bound is refuted (re-confirmed at twice the precision).
 """
 from sympy import Rational, log, sqrt

@@ -15,7 +15,9 @@ or its bottom one (the optimistic one), as in :mod:`dpverify.engine.pld_bounds`,
 products compose them: delta_T(eps) is non-decreasing in the total loss, so the two compositions
 bracket it.  Far from the bulk the cells are wider (still ending on grid points): less work, and
 still a rounding in each bound's direction.  The tails beyond the last boundary go to +inf (the
-pessimistic bound, counted as fully leaking) or are dropped (the optimistic one).
+pessimistic bound, counted as fully leaking) or are dropped (the optimistic one).  These bounds are a
+grid step apart per composed step; :mod:`dpverify.engine.pld_gaussian_tight` gives second-order ones
+on the same cells, composed by :func:`compose` here.
 """
 from __future__ import annotations
 

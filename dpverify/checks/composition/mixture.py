@@ -3,9 +3,11 @@
 A program that keeps each record with probability q and releases a Gaussian value of the kept
 records (``[r for r in data if dp.bernoulli(q)]`` then ``dp.gaussian(f(kept), sigma)``) has, on an
 add/remove pair, one law N(c0, sigma^2) and the other the mixture (1 - q) N(c0, sigma^2) + q N(c1, sigma^2).
-Both ordered pairs are bounded by the discretised loss distributions of
-:mod:`dpverify.engine.pld_gaussian_mixture` (certified lower and upper bounds of delta_T(eps)),
-on a grid refined once when a claim falls between them.
+Both ordered pairs are bounded by discretised loss distributions (certified lower and upper bounds of
+delta_T(eps)): each cell of outputs merged into one output for the lower bound, split between grid
+points keeping its Q-mass for the upper one (:mod:`dpverify.engine.pld_gaussian_tight`, second order
+in the cells' width), composed by :mod:`dpverify.engine.pld_gaussian_mixture`, on a grid refined once
+when a claim falls between them.
 """
 from __future__ import annotations
 
@@ -17,7 +19,8 @@ from ...dsl.params import Point
 from ...engine.backend import IntervalBackend, SympyBackend
 from ...engine.noisy import FULL, Density
 from ...engine.pld_bounds import Discretised, TooLong
-from ...engine.pld_gaussian_mixture import compose, one_step, subsampled_bounds
+from ...engine.pld_gaussian_mixture import compose, subsampled_bounds
+from ...engine.pld_gaussian_tight import one_step_tight
 from ...engine.renyi import exact_number
 from .routes import NotComposable, Route, route as exact_route
 
@@ -83,8 +86,8 @@ def route(components: list, point: Point, pairs: list[tuple]) -> Route:
 class SubsampledGaussian(Route):
     """The Poisson-subsampled Gaussian: certified bounds from its loss distribution rounded down and up."""
 
-    method = ("discretised privacy loss distribution of the Poisson-subsampled Gaussian rounded down and up "
-              "(certified lower and upper bounds, the certified Phi at the cells' ends)")
+    method = ("discretised privacy loss distribution of the Poisson-subsampled Gaussian: cells merged (lower bound) "
+              "and split between grid points (upper bound), the certified Phi at the cells' ends")
 
     def __init__(self, components: list, point: Point, pairs: list[tuple]) -> None:
         super().__init__(components, point, pairs)
@@ -118,7 +121,7 @@ class SubsampledGaussian(Route):
         key = (rate, distance, grid, backend.dps)
         try:
             if key not in STEPS:
-                STEPS[key] = one_step(ctx, backend.num(rate), backend.num(distance), ctx.mpf(1) / grid[0], *grid[1:])
+                STEPS[key] = one_step_tight(ctx, backend.num(rate), backend.num(distance), ctx.mpf(1) / grid[0], *grid[1:])
             return compose(STEPS[key], self.times, ctx.mpf(1) / grid[0])
         except TooLong as exc:
             raise NotComposable(str(exc)) from None
