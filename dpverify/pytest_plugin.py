@@ -259,6 +259,12 @@ class ClaimFailed(Exception):
     """A claim that does not hold: its text is the whole failure report."""
 
 
+def _aligned(labels: tuple[str, str], values: tuple[str, str]) -> tuple[str, ...]:
+    """Two "label = value" lines with their "=" aligned."""
+    width = max(len(label) for label in labels)
+    return tuple(f"  {label:<{width}} = {value}" for label, value in zip(labels, values))
+
+
 class ClaimItem(pytest.Item):
     """One claim of one spec at one parameter point."""
 
@@ -291,9 +297,9 @@ class ClaimItem(pytest.Item):
                         if w.quantity == "density" else
                         (f"  D_alpha(X || X') = {w.p}", f"  claimed bound    = {w.p_prime}")
                         if w.quantity == "divergence" else
-                        (f"  {w.quantity} on X  = {w.p}", f"  {w.quantity} on X' = {w.p_prime}")
-                        if w.quantity in ("value fed into the noise", "total cost") else  # a grey-box replay
-                        (f"  P(output|X)  = {w.p}", f"  P(output|X') = {w.p_prime}"))]
+                        (f"  P(output|X)  = {w.p}", f"  P(output|X') = {w.p_prime}")
+                        if w.quantity == "probability" else
+                        _aligned(w.labels(), (w.p, w.p_prime)))]
             if w.ratio:
                 lines.append(f"  ratio = {w.ratio}")
         lines += [f"  {line}" for line in evidence_lines(result.evidence)]

@@ -62,8 +62,25 @@ class Witness:
     p: str
     p_prime: str
     ratio: Optional[str] = None
-    quantity: str = "probability"  # what p and p_prime are: "probability", "density" of released values,
-    # or "frequency": "k/n" counts of a black box's samples (a statistical audit)
+    quantity: str = "probability"  # what p and p_prime are: a key of LABELS, or a grey-box replay's quantity
+
+    def labels(self) -> tuple[str, str]:
+        """What ``p`` and ``p_prime`` are, for reports and the pytest plugin."""
+        if self.quantity in LABELS:
+            return LABELS[self.quantity]
+        return f"{self.quantity} on X", f"{self.quantity} on X'"
+
+
+LABELS: dict[str, tuple[str, str]] = {
+    "probability": ("P(o | X)", "P(o | X')"),
+    "density": ("density under X", "density under X'"),
+    "frequency": ("frequency under X", "frequency or probability against it"),  # k/n counts of a black box
+    "divergence": ("D_α(X ‖ X')", "claimed bound"),
+    "delta": ("δ achieved (its certified lower end)", "claimed δ"),
+    "gdp": ("δ_T(ε) of the pair (its certified lower end)", "G_μ(ε), the Gaussian bound"),
+    "sup |F_n - F| vs threshold": ("sup |F_n − F|", "threshold"),
+}
+"""Labels of a witness's two numbers, by ``quantity``."""
 
 
 @dataclass

@@ -16,6 +16,7 @@ from dpverify.engine.backend import IntervalBackend
 from dpverify.engine.pld_gaussian_mixture import compose, one_step, subsampled_bounds
 from dpverify.engine.pld_gaussian_tight import one_step_tight
 from dpverify.errors import SpecError
+from dpverify.report.section_parts import witness_items
 
 RATE, DISTANCE = mpmath.mpf(1) / 100, mpmath.mpf(1)
 
@@ -186,6 +187,8 @@ def test_gdp_of_randomized_response_against_the_closed_form():
     assert _status(spec) == [("above", "verified"), ("below", "refuted")]
     refuted = dp.check(spec)[1]
     assert refuted.witness is not None and "confirmed" in refuted.message
+    labels = dict(witness_items(refuted.witness))  # the report's witness: what the two numbers are
+    assert "P(o | X)" not in labels and labels["G_μ(ε), the Gaussian bound"] == refuted.witness.p_prime
 
 
 def test_gdp_of_gaussians_exact_and_composed():

@@ -111,9 +111,11 @@ def density_at(output: Any) -> str:
     return f"density at ({', '.join(n for n, _ in values)}) = ({', '.join(v for _, v in values)})"
 
 
-def witness_items(w: Witness, labels: tuple[str, ...] = ("X", "X'", "output o", "P(o | X)", "P(o | X')"),
+def witness_items(w: Witness, labels: tuple[str, ...] = (),
                   ) -> tuple[tuple[str, str], ...]:
-    """The witness as label: value lines (its numbers in full, as certified)."""
+    """The witness as label: value lines (its numbers in full, as certified); ``labels`` overrides the
+    five (X, X', output, p, p') that the witness's quantity gives."""
+    labels = labels or ("X", "X'", "output o" if w.quantity != "gdp" else "where", *w.labels())
     output = repr(w.output)
     if w.quantity == "density":
         labels = (labels[0], labels[1], "where", "density under X", "density under X'")

@@ -47,8 +47,8 @@ def profile(claim: ClaimResult, decl: Optional[Claim], ctx: Context) -> list[Blo
                           "claimed (ε, δ) points.", name))
     for p, _ in points:
         if boxed(p) and p.witness is not None:
-            out.append(witness_box(p, ctx, witness_items(p.witness, ("X", "X'", "event S", "P(S | X)",
-                                                                    "P(S | X')"))))
+            event = ("X", "X'", "event S", "P(S | X)", "P(S | X')") if p.witness.quantity == "probability" else ()
+            out.append(witness_box(p, ctx, witness_items(p.witness, event)))
     return out + point_messages(claim, ctx)
 
 

@@ -95,7 +95,7 @@ def _gaussian(spec: Spec, claim: Gdp, mu: sympy.Expr, point: Point, ws: Workspac
             return result
         result.status = Status.REFUTED
         result.witness = Witness(pair[0], pair[1], f"the {claim.times}-fold composition at eps = 0",
-                                 decimal(theirs.a), decimal(bound.b), quantity="divergence")
+                                 decimal(theirs.a), decimal(bound.b), quantity="gdp")
         result.message = (f"X={pair[0]!r} and X'={pair[1]!r} are neighbours; the composition is exactly "
                           f"{decimal(distance.a)}-GDP (sqrt(T) D), more than mu = {mu}: delta(0) = {decimal(theirs.a)} > "
                           f"G_mu's {decimal(bound.b)}; confirmed at {fresh.dps} digits")
@@ -177,7 +177,7 @@ def _refute(claim: Gdp, mu: sympy.Expr, found: Any, index: int, pair: tuple, eps
         return result
     result.status = Status.REFUTED
     result.witness = Witness(pair[0], pair[1], f"the {claim.times}-fold composition at eps = {eps}",
-                             decimal(value), decimal(bound.b), quantity="divergence")
+                             decimal(value), decimal(bound.b), quantity="gdp")
     result.message = (f"X={pair[0]!r} and X'={pair[1]!r} are neighbours; delta_{claim.times}({eps}) >= {decimal(value)} > "
                       f"G_mu({eps}) = {decimal(bound.b)} (mu = {mu}); confirmed at {digits} digits")
     return result
