@@ -43,7 +43,7 @@ dp_.enable_features("contrib")
 
 eps = dp.symbol("eps", positive=True)
 GRID = {eps: [1]}
-SAMPLES = 4_000
+SAMPLES = 2_000
 BIT = dp.universe([0, 1], n=1, neighbours=dp.REPLACE_ONE)
 THREE = dp.universe([0, 1, 2], n=1, neighbours=dp.REPLACE_ONE)
 ANSWERS = dp.answers([0, 1], 3, neighbours=dp.linf_one)
