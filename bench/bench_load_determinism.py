@@ -1,6 +1,6 @@
 """Benchmark: the same verdicts idle and on a busy machine (issue 10, class 10).
 
-Runs ``dpverify check PATH --json -j 1`` twice -- once as it is, once beside BUSY
+Runs ``dpverify check PATH --json -j 1 --no-cache`` twice -- once as it is, once beside BUSY
 processes that spin the CPU (plain Python loops, each ending by itself after at most
 --busy-seconds) -- and compares the two JSON documents with every "seconds" field removed.
 Every deciding budget in dpverify is a count (z3's rlimit, example and step counts), so the
@@ -38,7 +38,8 @@ def without_seconds(value: Any) -> Any:
 def run(path: str) -> tuple[str, float, int]:
     """(normalised JSON, wall seconds, exit code) of one ``dpverify check``."""
     start = time.perf_counter()
-    done = subprocess.run([sys.executable, "-m", "dpverify.cli", "check", path, "--json", "-j", "1"],
+    done = subprocess.run([sys.executable, "-m", "dpverify.cli", "check", path, "--json", "-j", "1",
+                           "--no-cache"],  # both runs compute every verdict: none may come from the cache
                           capture_output=True, text=True)
     seconds = time.perf_counter() - start
     try:

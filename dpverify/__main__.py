@@ -1,6 +1,6 @@
 """``python -m dpverify ...``: the ``dpverify`` command, for environments where the console
 script is not on PATH (same options, output and exit codes)."""
-from .cli import main
+from .cli import run
 
 if __name__ == "__main__":
-    main(prog_name="dpverify")
+    run()

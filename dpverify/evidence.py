@@ -390,7 +390,33 @@ class ProfileEvidence(Evidence):
     step: Optional[str] = None  # lattice: the loss unit s (losses are k s)
     terms: Optional[int] = None  # lattice: terms of the composed polynomial
     grid: Optional[int] = None  # discretised: grid points per unit of the smallest distance
+    digits: Optional[float] = None  # certified significant digits of the least precise achieved delta (Mellin route)
     curve: Optional[dict[str, list[Optional[float]]]] = None  # {"epsilon": [...], "delta": [...]} (upper ends)
 
 
 __all__ += ["ProfileEvidence", "ProfileRow"]
+
+
+@dataclass
+class GdpEvidence(Evidence):
+    """``gdp(mu, times=T)``: the claimed mu against the achieved one -- exact (sqrt(T) D) for Gaussian
+    releases, else a certified lower bound (``lower_bound``: the least mu whose G_mu reaches
+    delta_T's lower end at a grid eps) -- the tightness achieved / claimed, the worst ordered pair, how
+    delta_T was read (``method``: the route), the eps grid compared, and when refuted the witness point
+    (``witness_epsilon``, delta_T there and G_mu there)."""
+
+    times: int = 1
+    claimed: Optional[str] = None
+    achieved: Optional[str] = None
+    lower_bound: bool = False
+    tightness: Optional[str] = None
+    pair: Optional[list[str]] = None  # [repr(X), repr(X')] of the worst pair
+    pairs: Optional[int] = None  # distinct ordered pairs of laws
+    method: Optional[str] = None
+    grid_points: Optional[int] = None  # eps compared with G_mu (profile routes)
+    witness_epsilon: Optional[str] = None
+    witness_delta: Optional[str] = None  # delta_T(witness eps), a certified lower end
+    witness_bound: Optional[str] = None  # G_mu(witness eps), a certified upper end
+
+
+__all__ += ["GdpEvidence"]

@@ -17,8 +17,10 @@ import os
 import sys
 from collections.abc import Iterator
 from pathlib import Path
+from types import ModuleType
 from typing import NoReturn
 
+from .cache import imported_names, is_user_file, user_sources
 from .dsl.params import FloatRefused
 from .dsl.spec import Spec
 from .errors import SpecError, dsl_misuse, line_in
@@ -108,6 +110,41 @@ def _literal_line(filename: str, line: int | None, value: float) -> int | None:
     return found[0] if len(set(found)) == 1 else None
 
 
+def libraries(paths: list[Path]) -> list[str]:
+    """The installed libraries the spec files at ``paths`` import by statement (top-level names, in
+    order): neither user code beside them nor dpverify.  Importing them once in the process that
+    forks the workers spares each worker its own import of, e.g., scipy."""
+    found: list[str] = []
+    for path in paths:
+        try:
+            names = imported_names(path.read_text())
+        except (OSError, UnicodeDecodeError):
+            continue
+        for name in sorted(n for n in names if "." not in n):
+            if name in found or name == "dpverify" or (path.parent / f"{name}.py").exists() \
+                    or (path.parent / name).is_dir():
+                continue
+            try:
+                where = importlib.util.find_spec(name)
+            except (ImportError, ValueError):
+                continue
+            if where is not None and where.origin and not is_user_file(where.origin) \
+                    and where.origin not in ("built-in", "frozen"):
+                found.append(name)
+    return found
+
+
+_loaded: dict[str, tuple[ModuleType, set[str]]] = {}
+"""Each loaded spec file's module and the modules its load added to ``sys.modules``, by its real path."""
+
+
+def sources(path: Path) -> list[Path]:
+    """The files of the user's own modules the spec file at ``path`` (loaded by :func:`load`)
+    imported: what its verdicts depend on besides its own bytes (:func:`dpverify.cache.user_sources`)."""
+    module, added = _loaded[str(path.resolve())]
+    return user_sources(path, module, added)
+
+
 def load(path: Path) -> list[Spec]:
     """Import ``path`` and return its specs in the order they are defined."""
     filename = str(path.resolve())
@@ -121,11 +158,13 @@ def load(path: Path) -> list[Spec]:
         module = importlib.util.module_from_spec(importer)
         sys.modules[module_name] = module
         sys.path.insert(0, str(path.resolve().parent))  # like a script: helper modules beside it import
+        before = set(sys.modules)
         try:
             with _exit_raises():
                 importer.loader.exec_module(module)
         finally:
             sys.path.remove(str(path.resolve().parent))
+        _loaded[filename] = (module, set(sys.modules) - before)
     except SyntaxError as err:
         raise SpecError(f"syntax error: {err.msg}", "fix the Python syntax", file=display, line=err.lineno) from None
     except FloatRefused as err:

@@ -139,6 +139,7 @@ class SpecReport:
     claims: list[ClaimResult] = field(default_factory=list)
     error: Optional[str] = None
     spec: Optional[Spec] = None  # what was checked, for writers that show it (reports)
+    coverage: Optional[dict] = None  # the universe's scope(): every pair, or only listed pairs (dp.pairs)
 
 
 @dataclass

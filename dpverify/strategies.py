@@ -33,7 +33,8 @@ import sympy
 from hypothesis import strategies as st
 
 from .dsl.spec import Spec
-from .dsl.universe import ADD_REMOVE, LABEL_ONLY, REPLACE_ONE, Neighbours, Relation, Universe, l1_one, linf_one
+from .dsl.universe import (ADD_REMOVE, LABEL_ONLY, REPLACE_ONE, Neighbours, PairSet, Relation, Universe, l1_one,
+                           linf_one)
 from .dsl.universe import universe as make_universe
 from .engine.datasets import enumerate_datasets, estimate, neighbour_pairs, require_pairs
 from .errors import SpecError
@@ -50,6 +51,8 @@ def datasets(universe: Universe) -> st.SearchStrategy[tuple]:
     """Datasets of ``universe``: tuples of its records at one of its sizes (sorted in the records' order
     when it is symmetric), exactly the set :func:`~dpverify.engine.datasets.enumerate_datasets` lists."""
     _require_universe(universe, "datasets")
+    if isinstance(universe, PairSet):  # the listed datasets only
+        return st.sampled_from(universe.datasets())
     return st.sampled_from(universe.sizes).flatmap(lambda k: _indices(universe, k)).map(
         lambda idx: _canonical(universe, idx))
 
@@ -60,7 +63,9 @@ def neighbouring_pairs(universe: Universe) -> st.SearchStrategy[Pair]:
     _require_universe(universe, "neighbouring_pairs")
     rel = universe.neighbours
     r = len(universe.records)
-    if rel is ADD_REMOVE:
+    if isinstance(universe, PairSet):  # the listed pairs only
+        base = st.sampled_from(universe.pairs)
+    elif rel is ADD_REMOVE:
         base = _add_remove(universe)
     elif rel is REPLACE_ONE:  # any other record: no r x r table for a large record domain
         base = _one_position(universe, range(r if r > 1 else 0),

@@ -7,9 +7,15 @@ dpverify computes the divergences exactly: finite sums for discrete laws, closed
 released Laplace and Gaussian values (centres' distances derived from the program), and the
 supremum of D_alpha / alpha certified over every order.
 
-* ``randomized_response`` -- D_2 = ln(2 cosh(eps) - 1) exactly (tight, decided by sympy); eps-DP
-  implies (eps^2/2)-zCDP (Bun and Steinke, Proposition 3.3); mis-stated bounds are refuted with
-  the pair and the order.
+* ``randomized_response`` -- D_2 = ln(2 cosh(eps) - 1) exactly (tight, decided by sympy), proved for
+  every eps > 0 (sum_o P^2/Q is a rational function of w = e^eps, the claim a polynomial inequality in w
+  decided by exact real-root isolation); eps-DP implies (eps^2/2)-zCDP (Bun and Steinke, Proposition
+  3.3); mis-stated bounds are refuted with the pair and the order.
+* ``geometric_renyi`` -- a count plus two-sided geometric noise (a = e^eps, Delta = 1): its loss is +-eps
+  like randomized response's, so D_2 = ln(2 cosh(eps) - 1) again, and D_3 <= eps (D_alpha <= D_oo): both
+  proved for every eps.  The mis-stated D_2 <= eps - ln(5/4) holds at the grid's eps = 1/2 and 1 but not
+  for every eps: refuted at a counterexample eps off the grid, found by root isolation and re-confirmed on
+  both laws recomputed there.
 * ``laplace_renyi`` -- q(X) + Lap(Delta/eps) with Delta derived: D_2 is Mironov's closed form at
   t = Delta/b = eps, proved for every eps; a bound eps^2/4 is too small.
 * ``gaussian_zcdp`` -- a count plus N(0, sigma^2) with sigma = 1/sqrt(2 rho) is rho-zCDP (proved for
@@ -40,6 +46,23 @@ randomized_response_renyi = dp.spec(
             dp.renyi(2, eps ** 2 / 4, id="renyi2_too_small", expect="refuted"),
             dp.zcdp(eps ** 2 / 2, id="zcdp_from_pure"),
             dp.zcdp(eps ** 2 / 8, id="zcdp_too_small", expect="refuted")],
+)
+
+
+def geometric_count(data, eps):
+    """The number of ones plus two-sided geometric noise, a = e^eps (Delta = 1)."""
+    return dp.geometric(sum(data), dp.exp(eps))
+
+
+geometric_renyi = dp.spec(
+    geometric_count,
+    name="geometric_renyi",
+    universe=dp.universe([0, 1], n=1, neighbours=dp.REPLACE_ONE),
+    grid={eps: [Rational(1, 2), 1]},
+    doc="The geometric mechanism: D_2 in closed form and D_3 <= eps for every eps; a bound true on the grid only.",
+    claims=[dp.renyi(2, sympy.log(2 * sympy.cosh(eps) - 1), id="renyi2_exact"),
+            dp.renyi(3, eps, id="renyi3_below_eps"),
+            dp.renyi(2, eps - sympy.log(Rational(5, 4)), id="renyi2_off_grid", expect="refuted")],
 )
 
 

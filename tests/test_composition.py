@@ -475,11 +475,11 @@ def test_discretised_discrete_pairs_bracket_enumeration(monkeypatch):
 
 
 def test_compositions_beyond_the_budgets_are_unknown_with_the_reason(monkeypatch):
-    """Counted budgets, checked before the work: 1000 Laplace runs exceed the grid budget, and a lattice
+    """Counted budgets, checked before the work: 10,000 Laplace runs exceed the grid budget, and a lattice
     product beyond the term budget falls back to the next route instead of running on."""
     import dpverify.engine.pld as pld
     spec = dp.spec(lambda data, eps: dp.laplace(data[0], 1), universe=BIT, grid={eps: [1]},
-                   claims=[dp.profile(at=[10], delta=Rational(1, 10), times=1000)])
+                   claims=[dp.profile(at=[10], delta=Rational(1, 10), times=10000)])
     point = dp.check(spec)[0]
     assert point.status.value == "unknown" and "grid points" in point.message
     keep = exp(Rational(1, 10)) / (1 + exp(Rational(1, 10)))

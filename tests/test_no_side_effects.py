@@ -30,7 +30,9 @@ def cli_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[subprocess.Comple
     specs, cwd = tmp_path_factory.mktemp("specs"), tmp_path_factory.mktemp("cwd")
     (specs / "sine.py").write_text(SEARCH_ONLY)
     env = {k: v for k, v in os.environ.items() if not k.startswith("HYPOTHESIS")}
-    done = subprocess.run([sys.executable, "-m", "dpverify", "check", str(specs / "sine.py")], cwd=cwd, env=env,
+    done = subprocess.run([sys.executable, "-m", "dpverify", "check", str(specs / "sine.py"), "--no-cache"],  # the
+                          # verdict cache is the one thing a run keeps in the working directory (.dpverify_cache)
+                          cwd=cwd, env=env,
                           capture_output=True, text=True, timeout=300)
     return done, specs, cwd
 

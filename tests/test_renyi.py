@@ -77,9 +77,17 @@ def test_laplace_divergence_matches_numerical_integration(alpha):
 
 
 def test_exact_claim_is_decided_tight_by_sympy():
-    (result,) = _run(_rr, [dp.renyi(2, sympy.log(2 * sympy.cosh(eps) - 1))], {eps: [1]})
-    assert result.status.value == "verified" and "tight" in result.message
+    (result,) = dp.check(dp.spec(_rr, universe=ONE_BIT, grid={eps: [1]},
+                                 claims=[dp.renyi(2, sympy.log(2 * sympy.cosh(eps) - 1))]), proofs=False)
+    assert result.status.value == "verified" and "tight" in result.message and "by sympy" in result.message
     assert result.evidence.tightness == "1"
+
+
+def test_exact_claim_is_proved_for_every_eps():
+    """With proofs, the tie is covered by the proof for every eps (no sympy decision at the grid point)."""
+    (result,) = _run(_rr, [dp.renyi(2, sympy.log(2 * sympy.cosh(eps) - 1))], {eps: [1]})
+    assert result.status.value == "proved" and "tight" in result.message
+    assert "exact real-root isolation" in result.message and result.evidence.tightness == "1"
 
 
 # ----- mutants ------------------------------------------------------------------------------------

@@ -161,6 +161,19 @@ def _normalise(name: str, text: str, versions: set[str]) -> str:
     return text
 
 
+LONG_NUMBER = re.compile(r"\d{8,}")
+
+
+def _long_numbers_masked(files: dict[str, str]) -> dict[str, str]:
+    """The report with every run of eight or more digits read as one token: the accountants the
+    specs in spec/accounting/ call (dp_accounting's FFT) answer in float64 whose last bit depends on
+    the CPU's vector instructions (a delta one ulp apart on an AVX-512 FP16 machine), and that answer is
+    the claim's statement, so its long digits differ between the machine that regenerated reports/
+    and CI.  Statuses, messages, counts and every shorter number are still compared exactly; the
+    numbers themselves are checked by the spec and accounting tests, not here."""
+    return {name: LONG_NUMBER.sub("#", text) for name, text in files.items()}
+
+
 def _sampled_unseeded(files: dict[str, str]) -> dict[str, str]:
     """The report with what an unseeded black box (``unseeded=True``: OpenDP's samplers draw from the
     operating system) sampled left out: its specs' pages and figures are compared by name only, and
@@ -198,7 +211,7 @@ def _ran_out_of_time(fresh: str, old: str) -> list[str]:
         except ValueError:
             return {}
         return {(s["name"], c["id"], json.dumps(p["params"], sort_keys=True)): p["message"]
-                for s in doc["specs"] for c in s.get("claims", []) for p in c["points"]}
+                for s in doc.get("specs", []) for c in s.get("claims", []) for p in c.get("points", [])}
     new, before = messages(fresh), messages(old)
     return [f"{k[0]}:{k[1]} {k[2]}" for k, m in sorted(new.items())
             if any(t in m for t in TIME_LIMITS) and before.get(k) != m]
@@ -220,6 +233,7 @@ def test_reports_directory_is_up_to_date(tmp_path: Path, monkeypatch: pytest.Mon
         fresh = {k: _normalise(k, v, versions) for k, v in fresh.items()}
         old = {k: _normalise(k, v, versions) for k, v in old.items()}
     fresh, old = _sampled_unseeded(fresh), _sampled_unseeded(old)
+    fresh, old = _long_numbers_masked(fresh), _long_numbers_masked(old)
     missing, extra = sorted(set(fresh) - set(old)), sorted(set(old) - set(fresh))
     changed = sorted(k for k in set(fresh) & set(old) if fresh[k] != old[k])
     if missing or extra or changed:

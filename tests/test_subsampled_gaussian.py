@@ -127,9 +127,16 @@ def test_claims_verified_and_mutants_refuted():
     assert _status(louder) == [("above", "refuted")]
 
 
-def test_undecided_claims_are_decided_on_the_finer_grid():
+def test_undecided_claims_are_decided_on_the_finer_grid(monkeypatch):
     """delta(1/2) = 2.2146e-7 (the quadrature); the first grid's bracket [2.2032e-7, 2.2240e-7] holds neither
-    2.22e-7 nor 2.21e-7, the refined one [2.2107e-7, 2.2193e-7] decides both."""
+    2.22e-7 nor 2.21e-7, the refined one [2.2107e-7, 2.2193e-7] decides both.  (The grid route only: the
+    certified closed form / Mellin route is switched off, as when it is beyond its budget.)"""
+    from dpverify.checks.composition import mixture
+    from dpverify.engine.pld_gaussian_mellin import Unreached
+
+    def unreached(*args, **kwargs):
+        raise Unreached("switched off")
+    monkeypatch.setattr(mixture, "certified_delta", unreached)
     claims = [dp.profile(at=[Rational(1, 2)], delta=Rational(222, 10 ** 9), id="above"),
               dp.profile(at=[Rational(1, 2)], delta=Rational(221, 10 ** 9), id="below")]
     spec = dp.spec(_dpsgd(Rational(1, 100)), universe=ADD_REMOVE, grid={SIGMA: [1]}, claims=claims)
@@ -218,3 +225,23 @@ def test_invalid_gdp_names_the_fix(call, fix):
     with pytest.raises(SpecError) as info:
         call()
     assert fix in str(info.value)
+
+
+def test_the_rate_is_kept_exact():
+    """The Gaussian route reads the rate exactly: the float 0.01's binary value, which nsimplify read as
+    1/100 (a delta computed for 1/100 is below the float mechanism's: an accountant's answer between the
+    two would have been verified)."""
+    from fractions import Fraction
+
+    import sympy
+
+    from dpverify.checks.composition.mixture import _mixture
+    from dpverify.engine.noisy import FULL, Density, Factor, Noise
+    keep = sympy.Rational(Fraction(0.01).numerator, Fraction(0.01).denominator)
+
+    def plain(centre):
+        return Factor(Noise("gaussian", Fraction(centre), Fraction(1)), Fraction(0), FULL)
+    single = {0: Density([(sympy.Integer(1), (plain(0),))])}
+    mixed = {0: Density([(1 - keep, (plain(0),)), (keep, (plain(1),))])}
+    rate, distance, added = _mixture(mixed, single)
+    assert rate == keep and rate != sympy.Rational(1, 100) and distance == 1 and added

@@ -14,28 +14,18 @@ import time
 import traceback
 from typing import Protocol
 
+import importlib
+from typing import Any, Optional
+
 from ..dsl.black_box import BlackBox
-from ..dsl.claims import Claim
+from ..dsl.claims import (Calibrated, Claim, Conforms, Gdp, Identity, Inequality, Private, Profile, Renyi,
+                          SameDistribution, Sensitivity, Zcdp)
+from ..dsl.floating import FloatPrivate
+from ..dsl.learning import PrivatePrediction, Probability, SampleComplexity, Stability
 from ..dsl.params import Point, point_label
 from ..dsl.spec import Spec
 from ..errors import SpecError
-from .divergence.renyi import RenyiCheck
-from .divergence.zcdp import ZcdpCheck
-from .composition.profile import ProfileCheck
-from .gdp.check import GdpCheck
-from .floating.check import FloatPrivateCheck
-from .formulas.check import FormulaCheck
-from .theorems.prediction import PrivatePredictionCheck, StabilityCheck
-from .privacy.discrete import PrivacyCheck
-from .theorems.probability import ProbabilityCheck
-from .theorems.sample_complexity import SampleComplexityCheck
 from ..results import ClaimResult, PointResult, Status
-from .privacy.calibrated import CalibratedCheck
-from .privacy.conforms import ConformsCheck
-from .privacy.same_distribution import SameDistributionCheck
-from .privacy.fallback import decide
-from .privacy.statistical import StatisticalCheck
-from .sensitivity.check import SensitivityCheck
 from .workspace import Workspace
 from ..options import Options
 
@@ -51,13 +41,62 @@ class Check(Protocol):
     def run(self, spec: Spec, claim: Claim, point: Point, ws: Workspace) -> PointResult: ...
 
 
-CHECKS: tuple[Check, ...] = (StatisticalCheck(), PrivacyCheck(), ConformsCheck(), SameDistributionCheck(),
-                             FormulaCheck(),
-                             SensitivityCheck(),
-                             ProbabilityCheck(), StabilityCheck(), PrivatePredictionCheck(),
-                             SampleComplexityCheck(), FloatPrivateCheck(),
-                             CalibratedCheck(), CalibratedCheck(black_box=True),
-                             RenyiCheck(), ZcdpCheck(), ProfileCheck(), GdpCheck())
+class _Lazy:
+    """A check imported on first use (a one-claim run imports only its claim's check, not z3's, the
+    statistical audit's and every other family's modules): ``claims`` are the claim types its
+    ``supports`` can accept, tested first; ``black_box`` must be the check's own (preload checks it)."""
+
+    def __init__(self, module: str, name: str, claims: tuple[type, ...], black_box: bool = False,
+                 args: Optional[dict[str, Any]] = None) -> None:
+        self._where, self._claims, self._kwargs, self.black_box = (module, name), claims, args or {}, black_box
+        self._check: Any = None
+
+    @property
+    def check(self) -> Any:
+        if self._check is None:
+            module, name = self._where
+            check = getattr(importlib.import_module(f"{__name__}.{module}"), name)(**self._kwargs)
+            if getattr(check, "black_box", False) != self.black_box:
+                raise AssertionError(f"{name}: the registry's black_box does not match the check's")
+            self._check = check
+        return self._check
+
+    @property
+    def kind(self) -> str:
+        return self.check.kind
+
+    def supports(self, claim: Claim) -> bool:
+        return isinstance(claim, self._claims) and self.check.supports(claim)
+
+    def run(self, spec: Spec, claim: Claim, point: Point, ws: Workspace) -> PointResult:
+        return self.check.run(spec, claim, point, ws)
+
+
+CHECKS: tuple[Check, ...] = (_Lazy("privacy.statistical", "StatisticalCheck", (Conforms, Private), black_box=True),
+                             _Lazy("privacy.discrete", "PrivacyCheck", (Private,)),
+                             _Lazy("privacy.conforms", "ConformsCheck", (Conforms,)),
+                             _Lazy("privacy.same_distribution", "SameDistributionCheck", (SameDistribution,)),
+                             _Lazy("formulas.check", "FormulaCheck", (Identity, Inequality)),
+                             _Lazy("sensitivity.check", "SensitivityCheck", (Sensitivity,)),
+                             _Lazy("theorems.probability", "ProbabilityCheck", (Probability,)),
+                             _Lazy("theorems.prediction", "StabilityCheck", (Stability,)),
+                             _Lazy("theorems.prediction", "PrivatePredictionCheck", (PrivatePrediction,)),
+                             _Lazy("theorems.sample_complexity", "SampleComplexityCheck", (SampleComplexity,)),
+                             _Lazy("floating.check", "FloatPrivateCheck", (FloatPrivate,)),
+                             _Lazy("privacy.calibrated", "CalibratedCheck", (Calibrated,)),
+                             _Lazy("privacy.calibrated", "CalibratedCheck", (Calibrated,), black_box=True,
+                                   args={"black_box": True}),
+                             _Lazy("divergence.renyi", "RenyiCheck", (Renyi,)),
+                             _Lazy("divergence.zcdp", "ZcdpCheck", (Zcdp,)),
+                             _Lazy("composition.profile", "ProfileCheck", (Profile,)),
+                             _Lazy("gdp.check", "GdpCheck", (Gdp,)))
+
+
+def preload() -> None:
+    """Import every check now (before forking workers that would each import them again)."""
+    from .privacy import fallback  # noqa: F401  (check_point's route for implementations)
+    for check in CHECKS:
+        check.check  # type: ignore[attr-defined]
 
 
 def check_point(spec: Spec, claim: Claim, point: Point, ws: Workspace) -> PointResult:
@@ -72,6 +111,7 @@ def check_point(spec: Spec, claim: Claim, point: Point, ws: Workspace) -> PointR
                                 "calibrated(spec_program))" if sampled else ""))
     else:
         try:
+            from .privacy.fallback import decide
             result = decide(check, spec, claim, point, ws)  # a dp.implementation falls back to sampling
         except SpecError as err:
             result = PointResult(point_label(point), Status.ERROR, str(err))
@@ -87,4 +127,4 @@ def check_point(spec: Spec, claim: Claim, point: Point, ws: Workspace) -> PointR
     return result
 
 
-__all__ = ["CHECKS", "Check", "ClaimResult", "Options", "PointResult", "Status", "Workspace", "check_point"]
+__all__ = ["CHECKS", "Check", "ClaimResult", "Options", "PointResult", "Status", "Workspace", "check_point", "preload"]

@@ -14,7 +14,8 @@ from ..engine.datasets import enumerate_datasets, neighbour_pairs, require_pairs
 from ..engine.noisy import Density
 from ..engine.contract import global_state, state_changed
 from ..engine.enumerate import LEAF_BUDGET, MAX_LEAVES
-from ..engine.reading import Table, all_distributions, keywords
+from ..engine.cluster_laws import all_distributions  # the local reading, or a Dask cluster's (--scheduler)
+from ..engine.reading import Table, keywords
 from ..engine.symmetry import check_symmetric
 from ..engine.work import guard, params
 from ..errors import NotRational, SpecError

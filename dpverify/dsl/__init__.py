@@ -17,8 +17,8 @@ from .primitives import (REJECTED, bernoulli, categorical, exp, exponential, geo
                          randomized_response, repeat_until_accepted, sqrt, subset, uniform)
 from .queries import count, interval, max_of, mean, min_of, query, total
 from .spec import Spec, spec
-from .universe import (ADD_REMOVE, LABEL_ONLY, REPLACE_ONE, Neighbours, Universe, answers, l1_one, labelled,
-                       linf_one, universe)
+from .universe import (ADD_REMOVE, LABEL_ONLY, REPLACE_ONE, Neighbours, PairSet, Universe, answers, l1_one,
+                       labelled, linf_one, pairs, statdp_patterns, universe)
 
 __all__ = [
     "ADD_REMOVE", "LABEL_ONLY", "REJECTED", "REPLACE_ONE", "Neighbours", "Private", "SameDistribution",
@@ -30,6 +30,7 @@ __all__ = [
     "Accuracy", "Probability", "PrivatePrediction", "Stability", "accuracy", "private_prediction",
     "probability", "stability", "SampleComplexity", "sample_complexity",
     "exponential_noise", "gaussian", "laplace", "laplace_mechanism", "answers", "l1_one", "linf_one",
+    "PairSet", "pairs", "statdp_patterns",
     "FloatPrivate", "float_private",
     "Conforms", "Implementation", "conforms", "implementation",
     "BlackBox", "black_box",

@@ -5,6 +5,10 @@ names a measurement's input domain and metric): the records a dataset may
 contain, its size ``n`` (one size or a range), and which datasets are
 neighbours.  There is no default relation: replace-one, add/remove-one and
 label-only give different guarantees, so the spec must say which one it means.
+
+For inputs too large to enumerate, :func:`pairs` declares an explicit list of
+neighbouring pairs (:class:`PairSet`, e.g. :func:`statdp_patterns`): claims are
+then checked exactly on those pairs only, and every result says so.
 """
 from __future__ import annotations
 
@@ -57,6 +61,10 @@ class Universe:
         if isinstance(self.neighbours, Neighbours):
             return self.neighbours.value
         return f"custom ({getattr(self.neighbours, '__name__', 'function')})"
+
+    def scope(self) -> dict[str, Any]:
+        """What a claim over this universe's pairs covers, for results and reports: every pair."""
+        return {"scope": "universe", "note": "every neighbouring pair of the universe"}
 
     def describe(self) -> str:
         sizes = (f"n={self.sizes[0]}" if len(self.sizes) == 1
@@ -171,3 +179,112 @@ def answers(values: Iterable[int], m: int, *, neighbours: Callable[[tuple, tuple
     '2 records, n=3, custom (linf_one), sequences'
     """
     return universe(values, m, neighbours=neighbours)
+
+
+@dataclass(frozen=True)
+class PairSet(Universe):
+    """An explicit list of neighbouring pairs; build it with :func:`pairs`.
+
+    A claim over its pairs is checked exactly on them -- both directions of each -- and on no
+    other pair: its results say "listed pairs", never that the whole universe was covered.
+    ``records`` and ``sizes`` are those of the listed datasets; ``neighbours`` is the relation
+    every listed pair satisfies (it was checked when the pairs were declared).
+    """
+
+    pairs: tuple[tuple[tuple, tuple], ...] = ()
+    name: str = ""
+
+    @property
+    def relation_name(self) -> str:
+        return f"listed pairs only{f': {self.name}' if self.name else ''}"
+
+    def scope(self) -> dict[str, Any]:
+        """Only the listed pairs: the note every result and report carries."""
+        return {"scope": "listed pairs", "pairs": len(self.pairs), "datasets": len(self.datasets()),
+                "name": self.name,
+                "note": (f"only the {len(self.pairs)} listed pairs{f' ({self.name})' if self.name else ''} of "
+                         f"{_relation(self.neighbours)} neighbours were checked, not every pair of the universe")}
+
+    def datasets(self) -> list[tuple]:
+        """The listed datasets, each once, shortest first, in the order the pairs name them."""
+        seen: dict[tuple, None] = {}
+        for x, x_prime in self.pairs:
+            seen.setdefault(x)
+            seen.setdefault(x_prime)
+        return sorted(seen, key=len)
+
+    def describe(self) -> str:
+        return (f"{len(self.pairs)} listed pairs of {len(self.datasets())} datasets"
+                f"{f' ({self.name})' if self.name else ''}, {_relation(self.neighbours)} neighbours: "
+                "checked on these pairs only, not on the whole universe")
+
+
+def _relation(neighbours: Relation) -> str:
+    return neighbours.value if isinstance(neighbours, Neighbours) else getattr(neighbours, "__name__", "custom")
+
+
+@call_help("dp.pairs([((1, 1), (0, 2)), ((1, 1), (2, 2))], neighbours=dp.linf_one, name='patterns')",
+           neighbours="the relation every listed pair satisfies, e.g. dp.linf_one or dp.l1_one")
+def pairs(listed: Iterable[tuple[tuple, tuple]], *, neighbours: Callable[[tuple, tuple], bool],
+          name: str = "") -> PairSet:
+    """Declare an explicit list of neighbouring pairs (x, x'), for inputs too large to enumerate.
+
+    Each pair is two datasets (tuples of hashable records) that ``neighbours`` relates (in
+    either direction; checked here, so a mistyped pair is an error, not a false refutation).
+    Claims are checked exactly on these pairs, both directions, and only on them: results,
+    the JSON document and reports label them as covering the listed pairs, never the universe.
+
+    >>> pairs([((1, 1), (0, 2))], neighbours=linf_one, name="one pattern").describe()
+    '1 listed pairs of 2 datasets (one pattern), linf_one neighbours: checked on these pairs only, not on the whole universe'
+    """
+    if isinstance(neighbours, Neighbours) or not callable(neighbours):
+        raise SpecError(f"neighbours={neighbours!r}: a pair set needs a relation function to check its pairs against",
+                        "pass neighbours=dp.linf_one, dp.l1_one or a function (x, x_prime) -> bool")
+    if isinstance(listed, (str, bytes)) or not hasattr(listed, "__iter__"):
+        raise SpecError(f"the pairs must be a list of (x, x_prime), got {type(listed).__name__}",
+                        "give a list such as [((1, 1), (0, 2))]")
+    found: dict[tuple, None] = {}
+    for pair in listed:
+        if not (isinstance(pair, tuple) and len(pair) == 2 and all(isinstance(d, tuple) for d in pair)):
+            raise SpecError(f"{pair!r} is not a pair (x, x_prime) of datasets given as tuples",
+                            "give each pair as a tuple of two tuples, e.g. ((1, 1), (0, 2))")
+        x, x_prime = _finite(pair[0], "a dataset"), _finite(pair[1], "a dataset")
+        if x == x_prime:
+            raise SpecError(f"the pair {pair!r} lists one dataset twice", "list two different datasets")
+        related = neighbours(x, x_prime) or neighbours(x_prime, x)
+        if type(related) is not bool and related not in (0, 1):
+            raise SpecError(f"the relation returned {related!r} on {pair!r}", "return True or False")
+        if not related:
+            raise SpecError(f"{x!r} and {x_prime!r} are not neighbours under "
+                            f"{getattr(neighbours, '__name__', 'the relation')}",
+                            "list only pairs the relation relates, or name the relation they satisfy")
+        if (x_prime, x) not in found:
+            found.setdefault((x, x_prime))
+    if not found:
+        raise SpecError("the pair set lists no pair", "give at least one pair (x, x_prime)")
+    datasets = list(dict.fromkeys(d for pair in found for d in pair))
+    records = tuple(dict.fromkeys(r for d in datasets for r in d))
+    sizes = tuple(sorted({len(d) for d in datasets}))
+    return PairSet(records, sizes, neighbours, False, _caller(), tuple(found), str(name))
+
+
+@call_help("dp.statdp_patterns(5)")
+def statdp_patterns(m: int) -> list[tuple[tuple, tuple]]:
+    """The eight query-answer patterns of StatDP (Ding et al., CCS 2018), for m answers.
+
+    Seven pairs compare 1^m with: one below (0 1^(m-1)), one above (2 1^(m-1)), one above and
+    the rest below (2 0^(m-1)), one below and the rest above (0 2^(m-1)), half above and half
+    below (2^(m//2) 0^(m - m//2)), all above (2^m), all below (0^m); the eighth is the "x shape"
+    1^(m//2) 0^(m - m//2) against 0^(m//2) 1^(m - m//2).  All are ell_inf neighbours
+    (:func:`linf_one`): every answer moves by at most 1.
+
+    >>> statdp_patterns(2)[-1]
+    ((1, 0), (0, 1))
+    """
+    if isinstance(m, bool) or not isinstance(m, int) or m < 2:
+        raise SpecError(f"statdp_patterns: m={m!r} must be an int >= 2", "pass the number of answers, e.g. 5")
+    half, rest = m // 2, m - m // 2
+    ones = (1,) * m
+    others = [(0,) + (1,) * (m - 1), (2,) + (1,) * (m - 1), (2,) + (0,) * (m - 1), (0,) + (2,) * (m - 1),
+              (2,) * half + (0,) * rest, (2,) * m, (0,) * m]
+    return [(ones, other) for other in others] + [((1,) * half + (0,) * rest, (0,) * half + (1,) * rest)]

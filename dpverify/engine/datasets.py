@@ -6,7 +6,8 @@ Pairs come back unordered (i < j) as two integer arrays; the privacy loss is
 evaluated in both directions.  A user relation is closed under symmetry (x, x'
 are neighbours when rel(x, x') or rel(x', x)), and one that relates no pair is
 an error: a claim over no pairs would hold vacuously.  :func:`estimate` counts datasets and pairs with
-formulas, so a universe too large to enumerate is refused before any work.
+exact formulas, so a universe too large to enumerate is refused before any work, and one under the
+limit is not.
 """
 from __future__ import annotations
 
@@ -17,47 +18,91 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..dsl.universe import Neighbours, Universe
+from ..dsl.universe import Neighbours, PairSet, Universe, l1_one, linf_one
 from ..errors import SpecError, line_in
 from . import contract
 
 
 @dataclass(frozen=True)
 class Size:
+    """How many datasets a universe has and how many unordered neighbouring pairs.
+
+    ``pairs`` is exact for the built-in relations; for a custom relation it is the number of
+    unordered pairs of datasets the relation is asked about (an upper bound on its pairs, and
+    exactly the work of finding them), and ``exact`` is False.
+    """
+
     datasets: int
     pairs: int
+    exact: bool = True
 
 
 def _count(records: int, k: int, symmetric: bool) -> int:
+    """Datasets of size k: r^k sequences, or C(r + k - 1, k) multisets."""
     return math.comb(records + k - 1, k) if symmetric else records ** k
 
 
-def _label_alternatives(universe: Universe) -> float:
-    """Average number of other labels a record can take (label-only relation)."""
-    by_x: dict = {}
-    for x, y in universe.records:
-        by_x.setdefault(x, set()).add(y)
-    return sum(len(by_x[x]) - 1 for x, _ in universe.records) / len(universe.records)
+def _swaps(records: int, k: int, symmetric: bool, alternatives: int) -> int:
+    """Unordered pairs of size-k datasets that differ by replacing one record with one of its
+    alternatives, where ``alternatives`` is the number of unordered record pairs {a, b} that may
+    replace each other (C(r, 2) for replace-one, sum_x C(L_x, 2) for label-only).
+
+    Sequences: choose the position (k), the pair {a, b} and the other k - 1 positions (r^(k-1)).
+    Multisets: the two datasets are C + a and C + b for their common part C, a multiset of size
+    k - 1, which the pair determines: C(r + k - 2, k - 1) * alternatives.
+    """
+    if k == 0 or alternatives == 0:
+        return 0
+    if symmetric:
+        return math.comb(records + k - 2, k - 1) * alternatives
+    return k * records ** (k - 1) * alternatives
+
+
+def _insertions(records: int, k: int, symmetric: bool) -> int:
+    """Pairs (B, A) with |B| = k and A = B plus one record: every B and every record a added to it.
+
+    Multisets: B + a differs for every a, so r per B.  Sequences: inserting one of r records
+    at one of k + 1 places gives (k + 1) r strings, of which exactly k(r - 1) + r are distinct
+    whatever B is (inserting b next to an equal b is the same string wherever it goes)."""
+    return _count(records, k, symmetric) * (records if symmetric else k * (records - 1) + records)
+
+
+def _label_pairs(universe: Universe) -> int:
+    """sum over x of C(L_x, 2): the unordered pairs of records (x, y), (x, y') with y != y'."""
+    labels: dict = {}
+    for x, _ in universe.records:
+        labels[x] = labels.get(x, 0) + 1
+    return sum(math.comb(count, 2) for count in labels.values())
 
 
 def estimate(universe: Universe) -> Size:
-    """How many datasets and unordered neighbouring pairs the universe has (upper bounds)."""
+    """How many datasets and unordered neighbouring pairs the universe has, by formulas (no enumeration).
+
+    Exact for sequences and multisets under replace-one, add/remove and label-only (the counts
+    :func:`neighbour_pairs` finds; tests/test_work_estimate.py holds them against enumeration); for a
+    custom relation, every pair of datasets it is asked about (see :class:`Size`).
+    """
+    if isinstance(universe, PairSet):  # exactly the listed datasets and pairs
+        return Size(len(universe.datasets()), len(universe.pairs))
     r, sym = len(universe.records), universe.symmetric
     datasets = sum(_count(r, k, sym) for k in universe.sizes)
     rel = universe.neighbours
     if rel is Neighbours.REPLACE_ONE:
-        pairs = sum(_count(r, k, sym) * k * (r - 1) for k in universe.sizes) // 2
+        pairs = sum(_swaps(r, k, sym, math.comb(r, 2)) for k in universe.sizes)
     elif rel is Neighbours.LABEL_ONLY:
-        pairs = int(sum(_count(r, k, sym) * k * _label_alternatives(universe) for k in universe.sizes)) // 2
+        alternatives = _label_pairs(universe)
+        pairs = sum(_swaps(r, k, sym, alternatives) for k in universe.sizes)
     elif rel is Neighbours.ADD_REMOVE:
-        pairs = sum(_count(r, k + 1, sym) * (k + 1) for k in universe.sizes if k + 1 in universe.sizes)
+        pairs = sum(_insertions(r, k, sym) for k in universe.sizes if k + 1 in universe.sizes)
     else:
-        pairs = datasets * (datasets - 1) // 2
+        return Size(datasets, datasets * (datasets - 1) // 2, exact=False)
     return Size(datasets, pairs)
 
 
 def enumerate_datasets(universe: Universe) -> list[tuple]:
-    """Every dataset of the universe, smallest size first, in a fixed order."""
+    """Every dataset of the universe, smallest size first, in a fixed order (of a pair set: the listed ones)."""
+    if isinstance(universe, PairSet):
+        return universe.datasets()
     out: list[tuple] = []
     for k in universe.sizes:
         if universe.symmetric:
@@ -84,6 +129,11 @@ def require_pairs(universe: Universe, left: np.ndarray) -> None:
 
 
 def _pairs(universe: Universe, datasets: list[tuple]) -> tuple[np.ndarray, np.ndarray]:
+    if isinstance(universe, PairSet):
+        index = {d: i for i, d in enumerate(datasets)}
+        listed = sorted({tuple(sorted((index[x], index[x_prime]))) for x, x_prime in universe.pairs})
+        arr = np.array(listed, dtype=np.int64).reshape(-1, 2)
+        return arr[:, 0], arr[:, 1]
     if universe.neighbours is Neighbours.REPLACE_ONE and not universe.symmetric:
         return _replace_one_sequences(universe)
     index = {d: i for i, d in enumerate(datasets)}
@@ -91,7 +141,9 @@ def _pairs(universe: Universe, datasets: list[tuple]) -> tuple[np.ndarray, np.nd
     canon = (lambda d: tuple(sorted(d, key=order.__getitem__))) if universe.symmetric else (lambda d: d)
     rel = universe.neighbours
     pairs: set[tuple[int, int]] = set()
-    if callable(rel) and not isinstance(rel, Neighbours):
+    if (rel is linf_one or rel is l1_one) and all(type(r) is int for r in universe.records):
+        pairs = _answer_pairs(rel, datasets)  # the DSL's own relations on integer answers: vectorised
+    elif callable(rel) and not isinstance(rel, Neighbours):
         pairs = _custom_pairs(rel, datasets)
     else:
         alternatives = _alternatives(universe)
@@ -109,6 +161,29 @@ def _pairs(universe: Universe, datasets: list[tuple]) -> tuple[np.ndarray, np.nd
         return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
     arr = np.array(sorted(pairs), dtype=np.int64)
     return arr[:, 0], arr[:, 1]
+
+
+def _answer_pairs(rel: Callable[[tuple, tuple], bool], datasets: list[tuple]) -> set[tuple[int, int]]:
+    """The pairs (i < j) that :func:`~dpverify.dsl.universe.linf_one` or ``l1_one`` relate, among
+    integer answer vectors, computed with numpy row by row: the answers calling the relation on every
+    pair would give (both need equal lengths; ell_inf: every answer moves by at most 1; ell_1: the
+    moves sum to at most 1)."""
+    by_length: dict[int, list[int]] = {}
+    for i, data in enumerate(datasets):
+        by_length.setdefault(len(data), []).append(i)
+    pairs: set[tuple[int, int]] = set()
+    for k, members in by_length.items():
+        if k == 0 or len(members) < 2:
+            continue
+        rows = np.array([datasets[i] for i in members], dtype=np.int64)
+        index = np.array(members, dtype=np.int64)
+        for a in range(len(members) - 1):
+            moves = np.abs(rows[a + 1:] - rows[a])
+            close = (moves.max(axis=1) <= 1) if rel is linf_one else (moves.sum(axis=1) <= 1)
+            for b in index[a + 1:][close]:
+                i, j = int(index[a]), int(b)
+                pairs.add((min(i, j), max(i, j)))
+    return pairs
 
 
 def _custom_pairs(rel: Callable[[tuple, tuple], bool], datasets: list[tuple]) -> set[tuple[int, int]]:

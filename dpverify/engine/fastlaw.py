@@ -359,6 +359,21 @@ def atoms_of(exponent: Exponent, atoms: ExpAtoms) -> list:
     return found
 
 
+def scaled(end: tuple, scale: int, floor: bool) -> int:
+    """floor (or ceil) of the mpf ``end`` times 2^scale, exactly."""
+    sign, man, exp, _ = end
+    if not man:
+        if exp:
+            raise ArithmeticError("an infinite or undefined probability")
+        return 0
+    man, shift = int(man), exp + scale
+    if sign:
+        man = -man
+    if shift >= 0:
+        return man << shift
+    return man >> -shift if floor else -((-man) >> -shift)
+
+
 def bits_for(dps: int) -> int:
     """Mantissa bits matching ``dps`` significant digits, with a margin."""
     return math.ceil(dps * math.log2(10)) + 32

@@ -2,25 +2,31 @@
 
 For ordered neighbours (X, X') and an output o the privacy loss is
 ln P(o|X) - ln P(o|X') (+inf when o is possible under X only).  Every law
-holds certified intervals, so each loss has a rigorous float enclosure
-[lo, hi]: the interval logs rounded outward, widened by a bound on the float
-subtraction error.  Numpy evaluates these enclosures for all distinct pairs at
-once; only cells whose enclosure reaches the value that decides a verdict are
-re-evaluated in interval arithmetic.  Nothing here compares floats to decide:
-floats only rule cells out, with a margin that covers their rounding.
+holds certified intervals; :mod:`dpverify.engine.screening` turns them once into
+outward-rounded float arrays indexed by distinct law, and screens every pair of
+distinct laws in one vectorised pass over loss *ratios* (no float logarithm:
+IEEE division is correctly rounded, so the bounds stay rigorous).  Pairs are
+index arrays: each neighbouring pair is mapped to its two laws, pairs of equal
+laws (loss 0) are dropped, and repeated pairs of laws are merged when there are
+few distinct laws.  Only cells whose float upper bound reaches the value that
+decides a verdict are re-evaluated in interval arithmetic.  Nothing here
+compares floats to decide: floats only rule cells out.
 """
 from __future__ import annotations
 
 import math
-from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any, Optional
 
 import numpy as np
 
+from . import executor as executors
+from . import screening
 from .reading import Table
 
-_CHUNK = 1 << 20  # matrix cells per numpy block, to bound memory
+_CHUNK = screening.CHUNK  # matrix cells per numpy block, to bound memory
+_DENSE = 1 << 22
+"""Pairs of laws are merged through a dense count over law x law when there are at most this many."""
 
 
 @dataclass(frozen=True)
@@ -48,70 +54,74 @@ def _up(x: float) -> float:
 
 
 class LossTable:
-    """The privacy losses of a :class:`Table` over its neighbouring pairs."""
+    """The privacy losses of a :class:`Table` over its neighbouring pairs.
+
+    ``a[k], b[k]``: the k-th pair of distinct laws (each screened in both directions);
+    ``weight[k]``: how many neighbouring pairs of datasets it stands for.
+    """
 
     def __init__(self, table: Table, left: np.ndarray, right: np.ndarray) -> None:
         self.table = table
         self.ctx = table.backend.ctx
-        laws_left = np.asarray(table.law_of, dtype=np.int64)[left] if len(left) else left
-        laws_right = np.asarray(table.law_of, dtype=np.int64)[right] if len(right) else right
-        self.representative: dict[tuple[int, int], tuple[int, int]] = {}
-        self.multiplicity: dict[tuple[int, int], int] = {}
-        for i, j, a, b in zip(left.tolist(), right.tolist(), laws_left.tolist(), laws_right.tolist()):
-            if a != b:
-                self.representative.setdefault((a, b), (i, j))
-                self.representative.setdefault((b, a), (j, i))
-                self.multiplicity[(a, b)] = self.multiplicity.get((a, b), 0) + 1
-                self.multiplicity[(b, a)] = self.multiplicity.get((b, a), 0) + 1
-        directed = sorted(self.representative)
-        self.a = np.array([p[0] for p in directed], dtype=np.int64)
-        self.b = np.array([p[1] for p in directed], dtype=np.int64)
         self.pairs = len(left)
-        self.outputs = sorted({o for law in table.laws for o in law}, key=repr)
-        column = {o: k for k, o in enumerate(self.outputs)}
-        shape = (len(table.laws), len(self.outputs))
-        self.log_lo = np.full(shape, -math.inf)
-        self.log_hi = np.full(shape, -math.inf)
-        self.p_lo = np.zeros(shape)
-        self.p_hi = np.zeros(shape)
+        self.enc = screening.enclose(table)
+        self.outputs = self.enc.outputs
+        self.p_lo, self.p_hi = self.enc.lo, self.enc.hi
+        self.margin = 2.0 ** -40  # log-space slack callers subtract from a threshold (only widens it)
+        law_of = screening.law_index(table)
+        la = law_of[np.asarray(left, dtype=np.int64)]
+        lb = law_of[np.asarray(right, dtype=np.int64)]
+        laws = len(table.laws)
+        self._la, self._lb, self._left, self._right = la, lb, left, right
+        self._keys: Optional[np.ndarray] = None
+        if laws * laws <= min(_DENSE, max(8 * len(la), 1 << 16)):  # cheap next to the pairs themselves
+            keys = np.minimum(la, lb) * laws + np.maximum(la, lb)
+            counts = np.bincount(keys, minlength=laws * laws)
+            merged = np.flatnonzero(counts)
+            merged = merged[merged // laws != merged % laws]
+            self.a, self.b, self.weight = merged // laws, merged % laws, counts[merged]
+            self._keys, self._laws = keys, laws
+        else:
+            rows = np.flatnonzero(la != lb)
+            self.a, self.b, self.weight = la[rows], lb[rows], np.ones(len(rows), dtype=np.int64)
+            self._rows = rows
         self._log: dict[tuple[int, Any], Any] = {}
-        for r, law in enumerate(table.laws):
-            for o, w in law.items():
-                c = column[o]
-                if not w.a > 0:  # never the log of an interval that reaches 0: enclose it from -inf
-                    w = self.ctx.mpf([0, w.b]) if w.b > 0 else self.ctx.mpf(0)
-                lg = self.ctx.log(w) if w.b > 0 else self.ctx.mpf([-math.inf, -math.inf])
-                self._log[(r, o)] = lg
-                self.log_lo[r, c], self.log_hi[r, c] = _down(float(lg.a)), _up(float(lg.b))
-                self.p_lo[r, c], self.p_hi[r, c] = _down(float(w.a)), _up(float(w.b))
-        finite = np.abs(self.log_lo[np.isfinite(self.log_lo)])
-        self.margin = (float(finite.max()) if finite.size else 1.0) * 2.0 ** -48 + 1e-300
+        self._screened: Optional[screening.Screen] = None
+        self._found: dict[tuple[int, int], tuple[int, int]] = {}
+        self._both: Optional[tuple[np.ndarray, np.ndarray]] = None
 
-    def _blocks(self) -> Iterator[tuple[np.ndarray, np.ndarray, np.ndarray]]:
-        """(pair indices, loss lower bounds, loss upper bounds) for blocks of directed pairs."""
-        step = max(1, _CHUNK // max(1, len(self.outputs)))
-        with np.errstate(invalid="ignore"):
-            for start in range(0, len(self.a), step):
-                idx = np.arange(start, min(start + step, len(self.a)))
-                a, b = self.a[idx], self.b[idx]
-                hi = self.log_hi[a] - self.log_lo[b] + self.margin
-                lo = self.log_lo[a] - self.log_hi[b] - self.margin
-                absent = self.log_hi[a] == -math.inf  # o impossible under X: no loss
-                hi[absent] = -math.inf
-                lo[absent] = -math.inf
-                yield idx, lo, hi
+    def screen(self) -> screening.Screen:
+        """The vectorised pass over every pair of distinct laws (once; split over a cluster's workers when
+        one is configured and the pairs are many)."""
+        if self._screened is None:
+            self._screened = screening.screen_spread(self.enc, self.a, self.b, executors.current())
+        return self._screened
+
+    def representative(self, row: int, forward: bool = True) -> tuple[int, int]:
+        """Indices (i, j) of a neighbouring pair of datasets whose laws are (a[row], b[row]) (swapped
+        when not ``forward``)."""
+        a, b = int(self.a[row]), int(self.b[row])
+        if self._keys is None:
+            k = int(self._rows[row])
+            i, j = int(self._left[k]), int(self._right[k])
+        else:
+            if (a, b) not in self._found:
+                k = int(np.flatnonzero(self._keys == min(a, b) * self._laws + max(a, b))[0])
+                i, j = int(self._left[k]), int(self._right[k])
+                self._found[(a, b)] = (i, j) if int(self._la[k]) == a else (j, i)
+            i, j = self._found[(a, b)]
+        return (i, j) if forward else (j, i)
 
     def loss_histogram(self, bins: int = 20) -> dict[str, Any]:
         """A figure: how the largest loss of each ordered neighbouring pair is distributed.
 
-        Floats (midpoints of the enclosures), for plots only; pairs with identical
+        Floats (the screening's estimates), for plots only; pairs with identical
         laws have loss 0, pairs with an output impossible on one side are infinite.
         """
-        worst = []
-        for _, lo, hi in self._blocks():
-            worst.append(np.max(np.where(np.isfinite(hi) & np.isfinite(lo), (lo + hi) / 2, hi), axis=1))
-        values = np.concatenate(worst) if worst else np.zeros(0)
-        weights = np.array([self.multiplicity[(int(a), int(b))] for a, b in zip(self.a, self.b)], dtype=float)
+        scr = self.screen()
+        with np.errstate(divide="ignore"):
+            values = np.log(np.concatenate([scr.forward_mid, scr.backward_mid]))
+        weights = np.concatenate([self.weight, self.weight]).astype(float)
         finite = np.isfinite(values)
         identical = 2 * self.pairs - int(weights.sum())  # pairs with the same law: loss 0
         counts, edges = np.histogram(np.append(values[finite], 0.0), bins=bins,
@@ -119,24 +129,31 @@ class LossTable:
         return {"edges": [float(f"{e:.12g}") for e in edges], "counts": [int(c) for c in counts],
                 "infinite": int(weights[~finite].sum())}
 
-    def cell(self, pair: int, column: int) -> Cell:
-        """Certify one cell in interval arithmetic."""
-        a, b = int(self.a[pair]), int(self.b[pair])
+    def _log_of(self, r: int, o: Any) -> Any:
+        found = self._log.get((r, o))
+        if found is None:
+            w = self.table.laws[r][o]
+            if not w.a > 0:  # never the log of an interval that reaches 0: enclose it from -inf
+                w = self.ctx.mpf([0, w.b]) if w.b > 0 else self.ctx.mpf(0)
+            found = self._log[(r, o)] = (self.ctx.log(w) if w.b > 0 else self.ctx.mpf([-math.inf, -math.inf]))
+        return found
+
+    def cell(self, row: int, column: int, forward: bool = True) -> Cell:
+        """Certify one cell in interval arithmetic (direction a -> b when ``forward``)."""
+        a, b = int(self.a[row]), int(self.b[row])
+        if not forward:
+            a, b = b, a
         o = self.outputs[column]
-        i, j = self.representative[(a, b)]
+        i, j = self.representative(row, forward)
         p, q = self.table.laws[a].get(o), self.table.laws[b].get(o)
-        loss = math.inf if q is None else self._log[(a, o)] - self._log[(b, o)]
+        loss = math.inf if q is None else self._log_of(a, o) - self._log_of(b, o)
         return Cell(self.table.datasets[i], self.table.datasets[j], o, p, q, loss)
 
     def max_loss(self) -> tuple[Any, Optional[Cell]]:
         """The achieved epsilon (an interval, or inf) and a cell attaining it."""
-        best_lo = -math.inf
-        for _, lo, _ in self._blocks():
-            if lo.size:
-                best_lo = max(best_lo, float(np.nanmax(lo)))
-        if best_lo == -math.inf and not len(self.a):
+        if not len(self.a):
             return self.ctx.mpf(0), None
-        cells = self.cells_reaching(best_lo)
+        cells = self._cells(self.screen().best)
         if any(c.infinite for c in cells):
             return math.inf, next(c for c in cells if c.infinite)
         if not cells:
@@ -146,12 +163,36 @@ class LossTable:
         return achieved, top
 
     def cells_reaching(self, threshold: float) -> list[Cell]:
-        """Every cell whose loss could be >= threshold, certified."""
+        """Every cell whose loss could be >= threshold (a float in log space), certified."""
+        if not len(self.a):
+            return []
+        return self._cells(screening.ratio_threshold(self.ctx, threshold))
+
+    def _cells(self, ratio: Any) -> list[Cell]:
+        """Every cell whose loss ratio could reach ``ratio`` (an exact lower bound, or inf), certified."""
+        forward, backward = screening.reaching(self.screen(), ratio)
         out = []
-        for idx, _, hi in self._blocks():
-            rows, cols = np.nonzero(hi >= threshold)
-            out.extend(self.cell(int(idx[r]), int(c)) for r, c in zip(rows, cols))
+        for rows, direction in ((forward, True), (backward, False)):
+            for row in rows.tolist():
+                a, b = int(self.a[row]), int(self.b[row])
+                if not direction:
+                    a, b = b, a
+                for column in screening.cells_reaching(self.enc, a, b, ratio).tolist():
+                    out.append(self.cell(row, column, direction))
         return out
+
+    def _directed(self) -> tuple[np.ndarray, np.ndarray]:
+        """Every pair of distinct laws in both directions (the first half forward; made once: the
+        achieved epsilon of an (eps, delta) claim bisects over them)."""
+        if self._both is None:
+            self._both = np.concatenate([self.a, self.b]), np.concatenate([self.b, self.a])
+        return self._both
+
+    def _pair(self, k: int) -> tuple[tuple, tuple]:
+        """The datasets of the k-th directed pair of :meth:`_directed`."""
+        rows = len(self.a)
+        i, j = self.representative(k % rows, k < rows)
+        return self.table.datasets[i], self.table.datasets[j]
 
     # ----- approximate DP: the hockey-stick divergence ---------------------------------
 
@@ -162,9 +203,11 @@ class LossTable:
         e_lo, e_hi = _down(float(e_eps.a)), _up(float(e_eps.b))
         slack = len(self.outputs) * 2.0 ** -48 * max(1.0, e_hi) + 1e-300
         best_lo, uppers = -math.inf, []
-        for start in range(0, len(self.a), max(1, _CHUNK // max(1, len(self.outputs)))):
-            idx = np.arange(start, min(start + max(1, _CHUNK // max(1, len(self.outputs))), len(self.a)))
-            a, b = self.a[idx], self.b[idx]
+        da, db = self._directed()
+        step = max(1, _CHUNK // max(1, len(self.outputs)))
+        for start in range(0, len(da), step):
+            idx = np.arange(start, min(start + step, len(da)))
+            a, b = da[idx], db[idx]
             hi = np.maximum(0.0, self.p_hi[a] - _scaled(e_lo, self.p_lo[b])).sum(axis=1) + slack
             lo = np.maximum(0.0, self.p_lo[a] - _scaled(e_hi, self.p_hi[b])).sum(axis=1) - slack
             best_lo = max(best_lo, float(lo.max()) if lo.size else -math.inf)
@@ -172,13 +215,12 @@ class LossTable:
         found = []
         for idx, hi in uppers:
             for k in idx[hi >= best_lo].tolist():
-                a, b = int(self.a[k]), int(self.b[k])
-                found.append((self._divergence(a, b, e_eps), self.representative[(a, b)]))
+                found.append((self._divergence(int(da[k]), int(db[k]), e_eps), self._pair(k)))
         if not found:
             return ctx.mpf(0), None
-        value, (i, j) = max(found, key=lambda item: item[0].mid)
+        value, pair = max(found, key=lambda item: item[0].mid)
         best = ctx.mpf([max(v.a for v, _ in found), max(v.b for v, _ in found)])
-        return best, (self.table.datasets[i], self.table.datasets[j])
+        return best, pair
 
     def pairs_reaching(self, eps: Any, value: Any) -> list[tuple[Any, tuple[tuple, tuple]]]:
         """Every ordered pair whose divergence at ``eps`` could be >= ``value`` (an mpmath number):
@@ -195,16 +237,15 @@ class LossTable:
         threshold = _down(float(value.a))
         step = max(1, _CHUNK // max(1, len(self.outputs)))
         found = []
-        for start in range(0, len(self.a), step):
-            idx = np.arange(start, min(start + step, len(self.a)))
-            a, b = self.a[idx], self.b[idx]
+        da, db = self._directed()
+        for start in range(0, len(da), step):
+            idx = np.arange(start, min(start + step, len(da)))
+            a, b = da[idx], db[idx]
             hi = np.maximum(0.0, self.p_hi[a] - _scaled(e_lo, self.p_lo[b])).sum(axis=1) + slack
             for k in idx[~(hi < threshold)].tolist():
-                a_k, b_k = int(self.a[k]), int(self.b[k])
-                i, j = self.representative[(a_k, b_k)]
-                divergence = self._divergence(a_k, b_k, e_eps)
+                divergence = self._divergence(int(da[k]), int(db[k]), e_eps)
                 if not divergence.b < value.a:
-                    found.append((divergence, (self.table.datasets[i], self.table.datasets[j])))
+                    found.append((divergence, self._pair(k)))
         return sorted(found, key=lambda item: item[0].b, reverse=True)
 
     def _divergence(self, a: int, b: int, e_eps: Any) -> Any:

@@ -14,28 +14,28 @@ import itertools
 import math
 from collections.abc import Callable, Iterator, Mapping
 from fractions import Fraction
-from typing import Any
+from typing import Any, Optional
 
+from . import cluster_sums
+from . import counts as by_counts
+from . import executor as executors
 from .backend import IntervalBackend
+from .counts import Sample
 from .enumerate import Session
-from .fastlaw import ExpAtoms, bits_for, capture
+from .fastlaw import ExpAtoms, Unsupported, bits_for, capture, scaled
 from .pool import WorkerFailed, parallel_map
 from .reading import _call, keywords
 
 PARALLEL_FROM = 50_000
 """Fewer multisets than this are summed in-process whatever ``workers`` says (forking costs more)."""
+REMOTE_FROM = 50_000
+"""With a Dask scheduler configured (:mod:`dpverify.engine.executor`), the fast reading's sums over at
+least this many multisets are computed on its workers (:mod:`dpverify.engine.cluster_sums`)."""
 
 
 def multisets(records: tuple, n: int) -> int:
     """How many multisets of size n the records have: C(n + r - 1, r - 1)."""
     return math.comb(n + len(records) - 1, len(records) - 1)
-
-
-class Sample(tuple):
-    """A sample as the tuple of its records (in population order) that also knows its ``counts``
-    (record -> multiplicity), so a learner that only needs counts can run in O(records), not O(n)."""
-
-    counts: dict
 
 
 class MultisetSum:
@@ -57,12 +57,22 @@ class MultisetSum:
       per multiset at 50 digits), the reference the fast reading is tested against.
 
     ``workers`` > 1 splits the multisets over the worker processes of :mod:`dpverify.engine.pool`
-    (the sums are exact integers, so the result does not depend on the split).
+    (the sums are exact integers, so the result does not depend on the split).  With a Dask scheduler
+    configured (``--scheduler``), sums over at least :data:`REMOTE_FROM` multisets are split over its
+    workers instead (:mod:`dpverify.engine.cluster_sums`), with the same exact result.
+
+    With ``counts=True`` (the default, with ``fast``) a program whose law depends on the sample
+    only through a linear score of its counts (:mod:`dpverify.engine.counts`) is not run per
+    multiset: the exact weights are summed by exponent vector and each group's share enclosed once
+    (``paths[n] == "grouped"``, ``groups[n]`` groups, an enclosure as narrow as the fast reading's),
+    or, with more groups than :data:`.counts.GROUP_LIMIT`, the sum is enclosed in float64 interval
+    arithmetic (``"float"``: certified, about 14 significant digits).  Otherwise ``paths[n]`` is
+    ``"multisets"`` (the fast reading) or ``"general"``.
     """
 
     def __init__(self, program: Callable[..., Any], values: Mapping[str, Any],
                  population: tuple[tuple[Any, Fraction], ...], bad: Callable[[Any], bool], dps: int,
-                 fast: bool = True, workers: int = 1) -> None:
+                 fast: bool = True, workers: int = 1, counts: bool = True) -> None:
         self.program, self.values, self.bad = program, values, bad
         self.dps = dps
         self.backend = IntervalBackend(dps)
@@ -73,14 +83,66 @@ class MultisetSum:
         self.numerators = [int(p * self.denominator) for p in self.p]
         self.fast, self.workers = fast, max(1, int(workers))
         self.fallbacks = 0
+        self.counts = counts and fast
+        self.paths: dict[int, str] = {}
+        self.groups: dict[int, int] = {}
+        self._forms: dict[int, Optional[by_counts.CountsForm]] = {}
         self.seen: dict[int, Any] = {}
         self._atoms: dict[int, ExpAtoms] = {}
 
     def at(self, n: int) -> Any:
         """The enclosure at sample size n (computed once)."""
         if n not in self.seen:
-            self.seen[n] = self._fast(n) if self.fast else self._interval(n)
+            value = self._by_counts(n) if self.counts else None
+            if value is None:
+                value = self._fast(n) if self.fast else self._interval(n)
+                self.paths[n] = "multisets" if self.fast else "general"
+            self.seen[n] = value
         return self.seen[n]
+
+    def form(self, n: int) -> Optional[by_counts.CountsForm]:
+        """The program's counts form at sample size n (traced once), or None when it has none or
+        ``counts`` is off."""
+        if not self.counts:
+            return None
+        if n not in self._forms:
+            kwargs = keywords(self.program, self.session.convert(self.values), skip=1)
+            self._forms[n] = by_counts.trace(self.program, kwargs, self.records, n, self.bad, self.backend)
+        return self._forms[n]
+
+    def _by_counts(self, n: int) -> Any:
+        """The enclosure by the counts form of the program (see the class docstring), or None."""
+        form = self.form(n)
+        if form is None:
+            return None
+        rows, numerators = by_counts.merged(form, self.numerators)
+        try:
+            groups = by_counts.grouped(rows, numerators, n)
+            if groups is None:
+                atoms = by_counts.Atoms(form.denominator, 64)
+                value = by_counts.floating(rows, numerators, self.denominator, n, form.bad, atoms, self.backend.ctx)
+                self.paths[n] = "float"
+                return value
+            value = self._grouped(n, groups, form.bad, form.denominator)
+        except Unsupported:  # too many distinct exponentials to tabulate
+            return None
+        self.paths[n], self.groups[n] = "grouped", len(groups)
+        return value
+
+    def _grouped(self, n: int, groups: dict, bad: tuple, denominator: int) -> Any:
+        """sum over groups of the exact weight N_g times the group's share [q_lo, q_hi] / 2^S, over B^n,
+        with S refined (as in :meth:`_fast`) until the relative width is about 10^-dps."""
+        bits = bits_for(self.dps)
+        scale = 2 * bits + 64
+        for attempt in range(4):
+            lo, hi = by_counts.exact_sum(groups, bad, by_counts.Atoms(denominator, scale + 16), scale)
+            width = hi - lo
+            if width == 0 or (width << (bits - 32)) <= hi or attempt == 3:
+                break
+            scale += bits - 32 - (hi.bit_length() - width.bit_length()) + 16
+        ctx = self.backend.ctx
+        denominator_n = ctx.mpf(self.denominator ** n << scale)
+        return ctx.mpf([(ctx.mpf(lo) / denominator_n).a, (ctx.mpf(hi) / denominator_n).b])
 
     def _interval(self, n: int) -> Any:
         """The general reading: each multiset's law in certified intervals, weights as intervals."""
@@ -123,6 +185,9 @@ class MultisetSum:
     def _sums(self, n: int, scale: int) -> tuple[int, int, int]:
         """(L, H, fallbacks) with L <= P * B^n * 2^scale <= H, over every multiset."""
         firsts = list(range(n, -1, -1))
+        remote = self._remote(n, scale, firsts)
+        if remote is not None:
+            return remote
         if self.workers == 1 or multisets(self.records, n) < PARALLEL_FROM:
             return self._chunk(n, scale, firsts)
         chunks = balanced(firsts, lambda c0: multisets(self.records[1:], n - c0), self.workers * 6)
@@ -132,6 +197,20 @@ class MultisetSum:
             return self._chunk(n, scale, firsts)
         low, high, fallbacks = (sum(part[i] for part in parts) for i in range(3))
         return low, high, fallbacks
+
+    def _remote(self, n: int, scale: int, firsts: list) -> Optional[tuple[int, int, int]]:
+        """(L, H, fallbacks) from the configured Dask cluster's workers, or None (no cluster, a small sum,
+        a program or data that cannot travel).  A worker that failed (other than by a spec's refusal,
+        raised as it is) makes the sum be redone in-process, which reports the error."""
+        where = executors.current()
+        if not where.remote or multisets(self.records, n) < REMOTE_FROM:
+            return None
+        chunks = balanced(firsts, lambda c0: multisets(self.records[1:], n - c0),
+                          where.workers * cluster_sums.UNITS_PER_WORKER)
+        try:
+            return cluster_sums.remote_sums(self, where, n, scale, chunks, MultisetSum)
+        except WorkerFailed:
+            return self._chunk(n, scale, firsts)
 
     def _chunk(self, n: int, scale: int, firsts: list) -> tuple[int, int, int]:
         """(L, H, fallbacks) over the multisets whose first record's count is in ``firsts``."""
@@ -187,21 +266,6 @@ def balanced(items: list, cost: Callable[[Any], int], parts: int) -> list[list]:
     return chunks
 
 
-def scaled(end: tuple, scale: int, floor: bool) -> int:
-    """floor (or ceil) of the mpf ``end`` times 2^scale, exactly."""
-    sign, man, exp, _ = end
-    if not man:
-        if exp:
-            raise ArithmeticError("an infinite or undefined probability")
-        return 0
-    man, shift = int(man), exp + scale
-    if sign:
-        man = -man
-    if shift >= 0:
-        return man << shift
-    return man >> -shift if floor else -((-man) >> -shift)
-
-
 def weighted(n: int, numerators: list[int], firsts: list[int]) -> Iterator[tuple[tuple, int]]:
     """(counts, N) for every count vector summing to n whose first count is in ``firsts``, where
     N = n!/prod(c_r!) prod(A_r^c_r) is the multiset's probability times B^n (p_r = A_r/B)."""
@@ -255,4 +319,5 @@ def compositions(n: int, parts: int) -> Iterator[tuple]:
             yield (first, *rest)
 
 
-__all__ = ["PARALLEL_FROM", "MultisetSum", "Sample", "balanced", "compositions", "multisets", "scaled", "weighted"]
+__all__ = ["PARALLEL_FROM", "REMOTE_FROM", "MultisetSum", "Sample", "balanced", "compositions", "multisets", "scaled",
+           "weighted"]

@@ -2,18 +2,32 @@
 discretised loss distribution.
 
 A Laplace(b) value centred at mu against one centred at nu, t = |mu - nu| / b apart, has under P
-the privacy loss l(v) = (|v - nu| - |v - mu|) / b in [-t, t], with (for -t <= y < t)
+the privacy loss l(v) = (|v - nu| - |v - mu|) / b in [-t, t]: an atom 1/2 at t, an atom e^(-t)/2 at
+-t and the density e^(-(t - y)/2)/4 in between.  Written as a tilt, P(dy) = e^(y/2) nu(dy) and
+Q(dy) = e^(-y/2) nu(dy) with the symmetric measure
 
-    P(l <= y) = e^(-(t - y)/2) / 2,
+    nu = (e^(-t/2)/2) (delta_t + delta_(-t) + Lebesgue on (-t, t) / 2),
 
-an atom e^(-t)/2 at -t, an atom 1/2 at t, a density in between.  On a grid of step h, moving every
-loss up to the next grid point (``upper``) or down to the previous one (``lower``) gives two lattice
-distributions; delta(eps) = E_P[(1 - e^(eps - L))_+] is non-decreasing in the total loss L, so by the
-coupling that rounds each component, the rounded-up composition's delta bounds the true one from
-above and the rounded-down one from below.  The grid masses are intervals, turned into integers at
-2^-BITS (ceiling for the upper bound, floor for the lower: the coefficients are non-negative, so the
-product of larger polynomials is larger), and each product is exact integer arithmetic (one Python
-integer per polynomial, by Kronecker substitution), rounded back to 2^-BITS in the bound's direction.
+so the T-fold composition has P_T(ds) = e^(s/2) nu^(*T)(ds) and
+
+    delta_T(eps) = integral of F(s) = (e^(s/2) - e^(eps - s/2))_+ against nu^(*T),
+
+F convex.  Convex order is kept by mixtures and by convolution, and on a cell [a, a + w] the point
+at its midpoint is below the uniform law, which is below the two ends with half the mass each.  So
+(``discretise``, on the grid h Z with cells of width 2h across (-t, t)) replacing each cell's
+Lebesgue part by its midpoint gives a lower bound of delta_T(eps) for every eps and T, and by its
+two ends an upper bound (the trapezoid rule): second order in h, the bracket's width does not grow
+with T as rounding every loss up and down (first order: T h apart) does.  Each grid point's P-mass
+is e^(y/2) times its nu-mass, h/2 e^((y - t)/2) per cell.
+
+The grid masses are intervals, turned into integers at 2^-BITS (ceiling for the upper bound, floor
+for the lower: the coefficients are non-negative, so the product of larger polynomials is larger),
+and each product is exact integer arithmetic (one Python integer per polynomial, by Kronecker
+substitution), rounded back to 2^-BITS in the bound's direction.  Discrete pairs
+(:func:`discretise_atoms`) round every loss down and up to the grid instead: delta(eps) =
+E_P[(1 - e^(eps - L))_+] is non-decreasing in the total loss, so by the coupling that rounds each
+component, the rounded-up composition's delta bounds the true one from above and the rounded-down
+one from below.
 """
 from __future__ import annotations
 
@@ -41,37 +55,50 @@ class Bounds:
 
 def laplace_grid(ctx: Any, steps: int, h: Any, up: bool) -> dict[int, Any]:
     """The loss distribution of one Laplace value t = steps * h scales apart (h > 0 exact, given as an
-    interval), rounded up (``up``) or down to the grid h Z: {grid index: mass interval}."""
-    def below(i: int) -> Any:  # P(l < i h) for -steps < i <= steps (= P(l <= i h) for i < steps)
-        return ctx.exp(-(steps - i) * h / 2) / 2
-    c = {i: below(i) for i in range(-steps, steps + 1)}  # c[-steps] = e^-t/2 = P(l <= -t), c[steps] = 1/2
-    masses: dict[int, Any] = {}
-    if up:  # the cell (g_{i-1}, g_i] goes to g_i; the atom e^-t/2 at -t stays
-        masses[-steps] = c[-steps]
-        for i in range(-steps + 1, steps):
-            masses[i] = c[i] - c[i - 1]
-        masses[steps] = 1 - c[steps - 1]
-    else:  # the cell [g_i, g_{i+1}) goes to g_i (nothing is below -t); the atom 1/2 at t stays
-        for i in range(-steps, steps):
-            masses[i] = c[i + 1] - (c[i] if i > -steps else 0)
-        masses[steps] = ctx.mpf(1) / 2
+    interval) on the grid h Z: the atoms 1/2 at t and e^(-t)/2 at -t, and each cell [a, b] of width 2h
+    across (-t, t) with its exact P-mass at its midpoint (the cell's mean of e^(-L) is exactly e^(-mid):
+    Jensen, a lower bound) or, ``up``, split between its two ends keeping its P- and Q-masses (a
+    mean-preserving spread of e^(-L): an upper bound).  {grid index: P-mass interval}."""
+    if steps % 2:
+        raise ValueError(f"laplace_grid: {steps} steps do not make cells of width 2h across (-t, t)")
+    t = steps * h
+    masses: dict[int, Any] = {-steps: ctx.exp(-t) / 2, steps: ctx.mpf(1) / 2}
+
+    def add(i: int, m: Any) -> None:
+        masses[i] = masses.get(i, ctx.mpf(0)) + m
+    for a in range(-steps, steps, 2):
+        b = a + 2
+        p_mass = (ctx.exp((b * h - t) / 2) - ctx.exp((a * h - t) / 2)) / 2  # the density e^((y - t)/2)/4 on [a h, b h]
+        if not up:
+            add(a + 1, p_mass)
+            continue
+        q_mass = (ctx.exp(-(a * h + t) / 2) - ctx.exp(-(b * h + t) / 2)) / 2  # e^(-y) times it
+        at_a = (q_mass - p_mass * ctx.exp(-b * h)) / (ctx.exp(-a * h) - ctx.exp(-b * h))
+        at_a = ctx.mpf([max(at_a.a, 0), min(at_a.b, p_mass.b)])
+        add(a, at_a)
+        add(b, ctx.mpf([max((p_mass - at_a).a, 0), (p_mass - ctx.mpf(at_a.a)).b]))
     return {i: ctx.mpf([max(m.a, 0), max(m.b, 0)]) for i, m in masses.items()}
 
 
 def _integers(masses: dict[int, Any], up: bool) -> tuple[int, list[int], int]:
     """(lowest index, integer masses at 2^-BITS: ceilings when ``up``, floors otherwise, no mass at +inf)."""
     first, last = min(masses), max(masses)
-    scale = 2 ** BITS
     out = []
     for i in range(first, last + 1):
         m = masses.get(i)
-        if m is None:
-            out.append(0)
-        elif up:
-            out.append(int(math.ceil(m.b * scale)))
-        else:
-            out.append(int(math.floor(m.a * scale)))
+        out.append(0 if m is None else fixed(m, up))
     return first, out, 0
+
+
+def fixed(value: Any, up: bool) -> int:
+    """The ceiling (``up``) of the interval's upper end, or the floor of its lower end, in units of
+    2^-BITS: exact, from the endpoint's binary mantissa and exponent (no float in between)."""
+    sign, man, exp, _ = value._mpi_[1 if up else 0]
+    man = -man if sign else man
+    shift = exp + BITS
+    if shift >= 0:
+        return man << shift
+    return -((-man) >> -shift) if up else man >> -shift
 
 
 def _pack(coeffs: Sequence[int], size: int) -> int:
@@ -139,8 +166,11 @@ class Discretised:
 
 def discretise(ctx: Any, steps: Sequence[int], h: Any) -> Discretised:
     """The composition of Laplace values steps[i] * h scales apart (one entry per released value and
-    repetition; h > 0 exact, given as an interval), rounded down and up to the grid h Z;
-    :class:`TooLong` beyond MAX_COEFFICIENTS grid points."""
+    repetition; h > 0 exact, given as an interval), bounded below and above on the grid h Z (cells'
+    midpoints and ends, :func:`laplace_grid`; an odd step count -- cells of width 2h would not tile
+    (-t, t) -- halves the grid's step first); :class:`TooLong` beyond MAX_COEFFICIENTS grid points."""
+    if any(n % 2 for n in steps):
+        steps, h = [2 * n for n in steps], h / 2
     if sum(2 * n + 1 for n in steps) > MAX_COEFFICIENTS:
         raise TooLong(f"the composed loss distribution has about {sum(2 * n + 1 for n in steps):,} grid points "
                       f"(more than {MAX_COEFFICIENTS:,})")

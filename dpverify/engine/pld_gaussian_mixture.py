@@ -25,7 +25,7 @@ import math
 from typing import Any
 
 from .gaussian_delta import phi
-from .pld_bounds import BITS, Bounds, Discretised, TooLong, _power, delta_bounds
+from .pld_bounds import Bounds, Discretised, TooLong, _power, delta_bounds, fixed
 
 MAX_BOUNDARIES = 40_000
 """The most grid boundaries (certified Phi evaluations per direction) of one step (a counted budget)."""
@@ -94,11 +94,10 @@ def _clip(m: Any, ctx: Any) -> Any:
 def _polynomial(masses: dict[int, Any], tail: Any, up: bool) -> tuple[int, list[int], int]:
     """(lowest index, integer masses at 2^-BITS, mass at +inf) in the bound's direction."""
     first, last = min(masses), max(masses)
-    scale = 2 ** BITS
     coeffs = [0] * (last - first + 1)
-    for i, m in masses.items():
-        coeffs[i - first] = int(math.ceil(m.b * scale)) if up else int(math.floor(m.a * scale))
-    overflow = int(math.ceil(tail.b * scale)) if up else 0
+    for i, m in masses.items():  # exact from the endpoints' mantissas: a float would round 2^160 m
+        coeffs[i - first] = fixed(m, up)  # to 53 bits, possibly down for an upper bound
+    overflow = fixed(tail, True) if up else 0
     return first, coeffs, overflow
 
 

@@ -13,7 +13,7 @@ from collections.abc import Callable
 from typing import Any
 
 from ..dsl import port
-from . import noisy, parameter, sensitivity
+from . import noisy, parameter
 from . import primitives  # noqa: F401  (registers the laws' branches before any draw)
 from .noise import state
 from .run import active
@@ -44,6 +44,7 @@ class EnginePort:
         return parameter.exact_math(fn, value)
 
     def runtime_sensitivity(self, query: Any, candidates: tuple, relation: Any, size: int) -> tuple[Any, str]:
+        from . import sensitivity  # imported by the first query whose sensitivity is derived, not by every run
         try:
             return sensitivity.runtime_sensitivity(query, candidates, relation, size)
         except sensitivity.NotDerivable as err:

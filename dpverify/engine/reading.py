@@ -17,6 +17,7 @@ from typing import Any, Optional
 import sympy
 
 from ..errors import NotRational, SpecError, dsl_misuse, journal, line_in
+from . import product_form
 from .backend import Backend, IntervalBackend
 from .enumerate import Distribution, Runner, Session
 from .noisy import Density, NeedsExactParameters
@@ -55,7 +56,10 @@ def _call(program: Callable[..., Any], data: tuple, params: Mapping[str, Any],
         with journal() as raised:
             try:
                 kwargs = session.convert(params)
-                law = Runner(session).distribution(lambda: call_with(program, data, kwargs))
+                run = lambda: call_with(program, data, kwargs)  # noqa: E731
+                law = product_form.distribution(run, session)  # an argmax in m integrals, when recognised
+                if law is None:
+                    law = Runner(session).distribution(run)
             except Exception as exc:
                 if session.branch is not None:  # a parameter's value was used, whatever the program did next
                     raise session.branch from None

@@ -293,4 +293,9 @@ def exact_rate(law: dict, law_prime: dict) -> Optional[Any]:
 
 
 def exact_number(value: Any) -> Any:
-    return sympy.Rational(value.numerator, value.denominator) if isinstance(value, Fraction) else sympy.sympify(value)
+    """``value`` as an exact sympy number: a Fraction or a float as the rational it is (a float's exact
+    binary value, never a nearby decimal), anything else sympified."""
+    if isinstance(value, (Fraction, float)):
+        value = Fraction(value)
+        return sympy.Rational(value.numerator, value.denominator)
+    return sympy.sympify(value)

@@ -21,7 +21,6 @@ from fractions import Fraction
 from typing import Any, Optional
 
 import sympy
-import z3
 from sympy.calculus.util import function_range
 
 from ..dsl.queries import Extreme, Interval, Linear, Query
@@ -145,6 +144,8 @@ def _extremes(f: sympy.Expr, dom: Interval) -> tuple[sympy.Expr, Optional[Any], 
 def _range_doubt(f: sympy.Expr, dom: Interval, low: sympy.Expr, high: sympy.Expr) -> str:
     """Why z3 does not confirm that f is defined on all of [lo, hi] with values in [low, high]
     ('' when it does): the derivation rests on that range, so it is checked by a second method."""
+    import z3  # here, not at import: z3 only on the paths that use it
+
     from .smt import Translator, Unsupported, check
     from .sensitivity_search import RLIMIT
     tr = Translator([X])

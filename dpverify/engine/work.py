@@ -23,9 +23,10 @@ def params(point: Point) -> dict[str, Any]:
 def guard(spec: Spec, program: Callable[..., Any], point: Point, options: Options) -> None:
     """Refuse, before enumerating, a universe whose work exceeds ``options.max_work``.
 
-    Work is estimated as (datasets + neighbouring pairs + orderings) x outputs,
-    with the number of outputs read off the law of one largest dataset; the
-    orderings are the sequences run to check a ``symmetric=True`` declaration.
+    Work is counted as (datasets + neighbouring pairs + orderings) x outputs, the datasets,
+    pairs and orderings exactly by formula (:func:`.datasets.estimate`, :func:`.symmetry.orderings`),
+    the number of outputs read off the law of one largest dataset; the orderings are the sequences
+    run to check a ``symmetric=True`` declaration.  The refusal names where the universe was declared.
     """
     size = estimate(spec.universe)
     order_work = orderings(spec.universe)
@@ -35,10 +36,12 @@ def guard(spec: Spec, program: Callable[..., Any], point: Point, options: Option
         law = distribution(program, largest, params(point), IntervalBackend(15))
         work *= max(1, len(law))
     if work > options.max_work:
+        file, line = spec.universe.origin or (None, None)
         raise EnumerationTooLarge(
             f"the universe of spec {spec.name!r} ({spec.universe.describe()}) needs about {work:.3g} "
-            f"units of work ({size.datasets:,} datasets, {size.pairs:,} neighbouring pairs"
+            f"units of work ({size.datasets:,} datasets, {size.pairs:,} "
+            + ("neighbouring pairs" if size.exact else "pairs to ask the neighbour relation about")
             + (f", {order_work:,} orderings to check symmetric=True" if order_work else "")
             + f"), above the limit of {options.max_work:,}",
             "use fewer records or a smaller n, declare symmetric=True if the mechanism ignores record "
-            "order, or raise the limit with --max-work")
+            "order, or raise the limit with --max-work", file=file, line=line)

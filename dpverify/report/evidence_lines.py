@@ -2,7 +2,7 @@
 other text surfaces: what was claimed against what was found, by claim kind."""
 from __future__ import annotations
 
-from ..evidence import ProfileEvidence
+from ..evidence import GdpEvidence, ProfileEvidence
 from .profile_text import lines as profile_lines
 from ..evidence import (DivergenceEvidence, Evidence, PredictionEvidence, PrivacyEvidence, ProbabilityEvidence,
                         SampleComplexityEvidence, SensitivityEvidence)
@@ -24,6 +24,13 @@ def evidence_lines(evidence: Evidence) -> list[str]:
                 f"{evidence.achieved} (alpha = {evidence.alpha}, pair {evidence.pair})"]
     if isinstance(evidence, ProfileEvidence):
         return profile_lines(evidence)
+    if isinstance(evidence, GdpEvidence) and evidence.claimed is not None:
+        out = [f"{evidence.times}-fold: claimed mu {evidence.claimed}, achieved "
+               f"{'>= ' if evidence.lower_bound else ''}{evidence.achieved} (pair {evidence.pair})"]
+        if evidence.witness_epsilon is not None:
+            out.append(f"at eps = {evidence.witness_epsilon}: delta_T >= {evidence.witness_delta} > "
+                       f"G_mu = {evidence.witness_bound}")
+        return out
     if isinstance(evidence, SampleComplexityEvidence) and evidence.n_bound is not None:
         return [f"the bound's n = {evidence.n_bound}: P[failure] = {evidence.failure_at_bound}, "
                 f"beta = {evidence.beta}"]

@@ -3,12 +3,17 @@
 Schema (decimal strings carry 40 significant digits)::
 
     {"dpverify": VERSION,
-     "specs": [{"path", "name", "error"?, "claims": [{"id", "kind", "status", "expect",
+     "specs": [{"path", "name", "error"?, "coverage", "claims": [{"id", "kind", "status", "expect",
                  "as_expected", "message",
                  "points": [{"params", "status", "message", "claimed_epsilon", "claimed_delta",
                              "achieved_epsilon", "achieved_epsilon_is_lower_bound",
                              "achieved_delta", "witness", "seconds", "figures"}]}]}],
      "summary": {"proved", "verified", "refuted", "unknown", "error", "consistent"}}
+
+``coverage`` (added with explicit pair sets) says what the spec's claims were checked on:
+``{"scope": "universe", "note"}`` for every neighbouring pair of its universe, or for a
+``dp.pairs(...)`` set ``{"scope": "listed pairs", "pairs", "datasets", "name", "note"}`` -- only
+those pairs, never the whole universe; null for a spec without a universe or that did not load.
 
 ``consistent`` (added with the statistical audit of black boxes) counts claims a sampled
 audit found no evidence against; they do not fail the run.  ``figures`` is the point's typed
@@ -90,7 +95,8 @@ def _claim(c: ClaimResult) -> dict[str, Any]:
 def document(report: Report) -> dict[str, Any]:
     specs = []
     for s in report.specs:
-        entry: dict[str, Any] = {"path": s.path, "name": s.name, "claims": [_claim(c) for c in s.claims]}
+        entry: dict[str, Any] = {"path": s.path, "name": s.name, "claims": [_claim(c) for c in s.claims],
+                                 "coverage": s.coverage}
         if s.error:
             entry["error"] = s.error
         specs.append(entry)

@@ -224,8 +224,8 @@ def _universe(spec: Spec) -> Optional[Pairs]:
     if len(u.records) > 40:
         shown += f", … ({len(u.records) - 40} more)"
     sizes = ", ".join(str(n) for n in u.sizes)
-    return Pairs((("summary", u.describe()), ("records", shown), ("dataset sizes n", sizes),
-                  ("neighbour relation", u.relation_name),
+    return Pairs((("summary", u.describe()), ("checked on", u.scope()["note"]), ("records", shown),
+                  ("dataset sizes n", sizes), ("neighbour relation", u.relation_name),
                   ("enumerated as", "multisets (the mechanism ignores record order)" if u.symmetric
                    else "sequences")))
 

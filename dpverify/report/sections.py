@@ -19,11 +19,11 @@ from typing import Optional
 
 from ..dsl.claims import Claim
 from ..results import ClaimResult
-from . import sections_accounting, sections_audits, sections_privacy, sections_profile, sections_replay, sections_theorems
+from . import sections_accounting, sections_audits, sections_gdp, sections_privacy, sections_profile, sections_replay, sections_theorems
 from .blocks import Block, Heading, Pairs, Table
 from .section_parts import SECTIONS, Context, boxed, params, section, witness_box, witness_items
 
-FAMILIES = (sections_audits, sections_privacy, sections_profile, sections_replay, sections_theorems)  # imported for their @section registrations
+FAMILIES = (sections_audits, sections_gdp, sections_privacy, sections_profile, sections_replay, sections_theorems)  # imported for their @section registrations
 
 
 def blocks_for(claim: ClaimResult, decl: Optional[Claim], ctx: Context) -> list[Block]:

@@ -42,7 +42,7 @@ def _spec_meta(spec: Optional[Spec], page: Any) -> dict[str, Any]:
     u = spec.universe
     meta["universe"] = None if u is None else {
         "description": u.describe(), "records": jsonable(list(u.records)), "sizes": list(u.sizes),
-        "neighbours": u.relation_name, "symmetric": u.symmetric}
+        "neighbours": u.relation_name, "symmetric": u.symmetric, "coverage": u.scope()}
     meta["grid"] = [point_label(p) for p in spec.points if p]
     return meta
 

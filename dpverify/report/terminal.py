@@ -6,8 +6,8 @@ from rich.table import Table
 from rich.text import Text
 
 from ..replay import replay_command
-from ..results import Report
-from ..evidence import DivergenceEvidence, Evidence, ProfileEvidence, privacy_view
+from ..results import Report, SpecReport
+from ..evidence import DivergenceEvidence, Evidence, GdpEvidence, ProfileEvidence, privacy_view
 from . import profile_text
 
 _STYLE = {"proved": "bold green", "verified": "green", "consistent": "cyan", "refuted": "bold red", "unknown": "yellow",
@@ -35,8 +35,16 @@ def _levels(evidence: Evidence) -> tuple[str, str]:
                 unit + (">=" if evidence.lower_bound else "") + achieved if evidence.achieved else "-")
     if isinstance(evidence, ProfileEvidence):
         return profile_text.levels(evidence)
+    if isinstance(evidence, GdpEvidence):  # Gaussian DP: mu (">=" a certified lower bound of the achieved)
+        return (("μ " + _short(evidence.claimed)) if evidence.claimed else "-",
+                ("μ " + (">=" if evidence.lower_bound else "") + _short(evidence.achieved)) if evidence.achieved else "-")
     levels = privacy_view(evidence)
     return _short(levels.claimed_epsilon), (">=" if levels.achieved_is_lower_bound else "") + _short(levels.achieved_epsilon)
+
+
+def _listed(spec: SpecReport) -> str:
+    """The status suffix of a spec checked on an explicit pair set (dp.pairs): never the whole universe."""
+    return " [listed pairs]" if spec.coverage and spec.coverage.get("scope") == "listed pairs" else ""
 
 
 def render(report: Report, console: Console) -> None:
@@ -52,12 +60,14 @@ def render(report: Report, console: Console) -> None:
             for point in claim.points:
                 params = ", ".join(f"{k}={v}" for k, v in point.params.items()) or "-"
                 status = point.status.value
-                shown = Text(status + (" (expected)" if claim.expect == status else ""),
+                shown = Text(status + (" (expected)" if claim.expect == status else "") + _listed(spec),
                              style="green" if claim.expect == status else _STYLE[status])
                 claimed, achieved = _levels(point.evidence)
                 table.add_row(spec.name, claim.claim_id, params, shown, claimed, achieved, f"{point.seconds:.2f}s")
     console.print(table)
     for spec in report.specs:
+        if _listed(spec) and not spec.error:
+            console.print(Text(f"{spec.name}: {spec.coverage['note']}", style="yellow"))
         if spec.error:
             console.print(Text(f"error in {spec.path}:\n{spec.error}", style=_STYLE["error"]))
         for claim in spec.claims:

@@ -50,8 +50,8 @@ Findings (prv-accountant 0.2.0; exact values from ``dpverify check``):
 * Laplace T = 10: upper delta(2) = 0.626261, delta(6) = 0.117942, delta(8) = 0.0179683 above the certified
   brackets [0.61111, 0.614568], [0.108788, 0.110507], [0.0155252, 0.0158808]: verified.  Its estimates
   (0.612802, 0.109757, 0.0157511) lie inside the brackets (undecidable, and not claimed).
-* The subsampled Gaussian (``PoissonSubsampledGaussianMechanism``) is not checked: ``dp.profile`` does
-  not decide Poisson-subsampled Gaussian releases today (a mixture of densities).
+* The subsampled Gaussian (``PoissonSubsampledGaussianMechanism``) is checked in ``subsampled_gaussian.py``:
+  its upper bounds hold at T in {1, 10, 100, 1000} (ratio 1.7 to 2.5 on compute_delta(1)).
 """
 import dpverify as dp
 from _reported import ADD_REMOVE, BIT, exact, reported_deltas, reported_epsilon

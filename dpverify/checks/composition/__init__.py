@@ -5,6 +5,7 @@ of the pair; its hockey-stick divergence delta_T(eps) is read off its privacy lo
 (:mod:`.routes`): exactly, as a polynomial power, for discrete laws whose losses lie on a lattice
 (:mod:`dpverify.engine.pld`); in closed form for Gaussian releases (T runs at scaled distance D are
 one run at sqrt(T) D: :mod:`dpverify.engine.gaussian_delta`); between certified bounds for Laplace
-releases (:mod:`dpverify.engine.pld_bounds`), and for the Poisson-subsampled Gaussian
-(:mod:`.mixture`, :mod:`dpverify.engine.pld_gaussian_mixture`).
+releases (:mod:`dpverify.engine.pld_bounds`); for the Poisson-subsampled Gaussian (:mod:`.mixture`)
+certified to 8+ digits (any number on request) by the Mellin inversion of M(s)^T (:mod:`dpverify.engine.pld_gaussian_mellin`),
+else between the grid bounds of :mod:`dpverify.engine.pld_gaussian_mixture`.
 """

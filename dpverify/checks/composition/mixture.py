@@ -3,14 +3,18 @@
 A program that keeps each record with probability q and releases a Gaussian value of the kept
 records (``[r for r in data if dp.bernoulli(q)]`` then ``dp.gaussian(f(kept), sigma)``) has, on an
 add/remove pair, one law N(c0, sigma^2) and the other the mixture (1 - q) N(c0, sigma^2) + q N(c1, sigma^2).
-Both ordered pairs are bounded by discretised loss distributions (certified lower and upper bounds of
-delta_T(eps)): each cell of outputs merged into one output for the lower bound, split between grid
-points keeping its Q-mass for the upper one (:mod:`dpverify.engine.pld_gaussian_tight`, second order
-in the cells' width), composed by :mod:`dpverify.engine.pld_gaussian_mixture`, on a grid refined once
-when a claim falls between them.
+Each ordered pair's delta_T(eps) is first certified to CERTIFIED_DIGITS (8) significant digits or more by
+:mod:`dpverify.engine.pld_gaussian_mellin`: the closed form in Phi for T = 1, the Mellin inversion of
+the composed moments M(s)^T (arb balls, every error bounded) for T >= 2.  Where that is beyond its
+counted budget (small T > 1: the integrand decays too slowly along the line), the pair is bounded by
+discretised loss distributions (certified lower and upper bounds): each cell of outputs merged into
+one output for the lower bound, split between grid points keeping its Q-mass for the upper one
+(:mod:`dpverify.engine.pld_gaussian_tight`, second order in the cells' width), composed by
+:mod:`dpverify.engine.pld_gaussian_mixture`, on a grid refined once when a claim falls between them.
 """
 from __future__ import annotations
 
+from fractions import Fraction
 from typing import Any, Optional
 
 import sympy
@@ -18,10 +22,12 @@ import sympy
 from ...dsl.params import Point
 from ...engine.backend import IntervalBackend, SympyBackend
 from ...engine.noisy import FULL, Density
-from ...engine.pld_bounds import Discretised, TooLong
-from ...engine.pld_gaussian_mixture import compose, subsampled_bounds
+from ...engine.pld_bounds import Discretised, TooLong, delta_bounds
+from ...engine.pld_gaussian_mellin import Certified, Unreached, certified_delta, chernoff
+from ...engine.pld_gaussian_mixture import compose
 from ...engine.pld_gaussian_tight import one_step_tight
 from ...engine.renyi import exact_number
+from .laplace_mixture import SubsampledLaplace, is_laplace_mixture
 from .routes import NotComposable, Route, route as exact_route
 
 GRIDS = ((500, 0.05, 6.0), (2000, 0.03, 6.5))
@@ -33,6 +39,11 @@ STEPS: dict = {}
 DIGITS = 20
 """The precision of the discretisation (the masses are certified intervals at this precision, rounded
 outwards to 2^-160); a violation is confirmed at twice it."""
+CERTIFIED_DIGITS = 8
+"""Significant digits the certified route aims at first; twice as many when a claim falls inside its ball
+(:meth:`SubsampledGaussian.refine`); a violation is confirmed afresh at twice the digits in use."""
+CURVE_DIGITS = 4
+"""Digits of the achieved curve's points (the plot), on the nodes of the claim's first eps."""
 
 
 def _centres(weight: Any) -> Optional[tuple[dict, Any]]:
@@ -55,9 +66,10 @@ def _centres(weight: Any) -> Optional[tuple[dict, Any]]:
     return (out, scales.pop()) if len(scales) == 1 else None
 
 
-def _mixture(law: dict, law_prime: dict) -> Optional[tuple[sympy.Expr, sympy.Expr]]:
-    """(q, D): the rate and the centres' distance in standard deviations when one law is N(c0, s^2) and the
-    other (1 - q) N(c0, s^2) + q N(c1, s^2), in either order; None otherwise."""
+def _mixture(law: dict, law_prime: dict) -> Optional[tuple[sympy.Expr, sympy.Expr, bool]]:
+    """(q, D, added): the rate, the centres' distance in standard deviations, and whether ``law`` is the
+    mixture, when one law is N(c0, s^2) and the other (1 - q) N(c0, s^2) + q N(c1, s^2), in either order;
+    None otherwise."""
     if len(law) != 1 or list(law) != list(law_prime):
         return None
     found = [_centres(w) for w in (*law.values(), *law_prime.values())]
@@ -71,23 +83,29 @@ def _mixture(law: dict, law_prime: dict) -> Optional[tuple[sympy.Expr, sympy.Exp
     if c0 not in mixed:
         return None
     (c1,) = [c for c in mixed if c != c0]
-    return sympy.nsimplify(mixed[c1]), sympy.Abs(exact_number(c1) - exact_number(c0)) / exact_number(scale)
+    return (exact_number(mixed[c1]), sympy.Abs(exact_number(c1) - exact_number(c0)) / exact_number(scale),
+            len(a) == 2)
 
 
 def route(components: list, point: Point, pairs: list[tuple]) -> Route:
-    """:class:`SubsampledGaussian` when the laws are Gaussian mixtures of that form, else
-    :func:`.routes.route`."""
+    """:class:`SubsampledGaussian` when the laws are Gaussian mixtures of that form,
+    :class:`.laplace_mixture.SubsampledLaplace` for Laplace mixtures, else :func:`.routes.route`."""
     weights = [w for _, _, table in components for law in table.laws for w in law.values()]
     if any(isinstance(w, Density) and len(w.terms) > 1 for w in weights):
+        if is_laplace_mixture(weights):
+            return SubsampledLaplace(components, point, pairs)
         return SubsampledGaussian(components, point, pairs)
     return exact_route(components, point, pairs)
 
 
 class SubsampledGaussian(Route):
-    """The Poisson-subsampled Gaussian: certified bounds from its loss distribution rounded down and up."""
+    """The Poisson-subsampled Gaussian: delta_T(eps) certified to many digits (closed form, Mellin
+    inversion), else certified bounds from its loss distribution rounded down and up."""
 
-    method = ("discretised privacy loss distribution of the Poisson-subsampled Gaussian: cells merged (lower bound) "
-              "and split between grid points (upper bound), the certified Phi at the cells' ends")
+    method = ("Poisson-subsampled Gaussian: delta_T(eps) certified by the closed form in Phi (T = 1) or the Mellin "
+              "inversion of the composed moments M(s)^T (arb balls, trapezoid rule with its strip error bound, "
+              "tails bounded); beyond that method's budget, a discretised privacy loss distribution (cells merged "
+              "for the lower bound, split between grid points for the upper one)")
 
     def __init__(self, components: list, point: Point, pairs: list[tuple]) -> None:
         super().__init__(components, point, pairs)
@@ -97,16 +115,22 @@ class SubsampledGaussian(Route):
         self.shapes = [self._shape(pair) for pair in pairs]
         self.grid, self.dx, self.tail = GRIDS[0]
         self.work = IntervalBackend(DIGITS)
-        self.found = [self._discretise(s, self.work, GRIDS[0]) for s in self.shapes]
+        self.found: dict = {}  # grid polynomials per shape (rate, distance), built when a pair needs them
+        self.certified: dict = {}  # (index, eps) -> Certified, or Unreached
+        self.plans: dict = {}  # index -> the Mellin plan of its first eps (the curve reuses its nodes)
+        self.beyond: set = set()  # indices whose first eps was beyond the certified route's budget
+        self.coarse: dict = {}  # the certified enclosures at CERTIFIED_DIGITS, kept when refined
+        self.gridded = False  # some enclosure came from the grid (refine() can help)
+        self.digits = CERTIFIED_DIGITS
 
-    def _shape(self, pair: tuple) -> tuple[sympy.Expr, sympy.Expr]:
+    def _shape(self, pair: tuple) -> tuple[sympy.Expr, sympy.Expr, bool]:
         (laws, _), = self.laws(pair, SympyBackend())
         found = _mixture(*laws)
         if found is None:
             raise NotComposable(f"X={pair[0]!r} and X'={pair[1]!r}: only a Gaussian release against its Poisson "
                                 "subsampling (one law N(c0, s^2), the other (1 - q) N(c0, s^2) + q N(c1, s^2)) is "
                                 "composed among mixtures of densities")
-        rate, distance = found
+        rate = found[0]
         if not (rate.is_Rational and 0 < rate < 1):
             raise NotComposable(f"the subsampling rate {rate} is not a rational number in (0, 1)")
         return found
@@ -114,7 +138,7 @@ class SubsampledGaussian(Route):
     def _discretise(self, shape: tuple, backend: Any, grid: tuple) -> Optional[list[Discretised]]:
         """Both directions composed ``times`` times; one step's polynomials are kept per (shape, grid,
         precision) in STEPS, for the other claims and compositions of a file."""
-        rate, distance = shape
+        rate, distance = shape[:2]
         if distance == 0:
             return None
         ctx = backend.ctx
@@ -126,33 +150,133 @@ class SubsampledGaussian(Route):
         except TooLong as exc:
             raise NotComposable(str(exc)) from None
 
-    def refine(self) -> bool:
-        """Move to the finer grid (False when already there, or when it is beyond the budget)."""
-        if self.grid == GRIDS[-1][0]:
-            return False
-        try:
-            self.found = [self._discretise(s, self.work, GRIDS[-1]) for s in self.shapes]
-        except NotComposable:
-            return False
-        self.grid, self.dx, self.tail = GRIDS[-1]
-        return True
+    def _grid(self, index: int) -> Optional[list[Discretised]]:
+        shape = self.shapes[index][:2]
+        if shape not in self.found:
+            self.found[shape] = self._discretise(self.shapes[index], self.work, (self.grid, self.dx, self.tail))
+        return self.found[shape]
 
-    def _bounds(self, found: Optional[list], eps: sympy.Expr, backend: Any) -> Any:
-        """[lower, upper] of delta_T(eps) in the table's context."""
+    def refine(self) -> bool:
+        """Twice the digits for the certified enclosures, the finer grid for the others (False when neither
+        applies: already refined, or the finer grid beyond its budget)."""
+        changed = False
+        if self.digits == CERTIFIED_DIGITS and any(isinstance(c, Certified) for c in self.certified.values()):
+            self.digits = 2 * CERTIFIED_DIGITS
+            self.coarse, self.certified = self.certified, {}
+            changed = True
+        if self.gridded and self.grid != GRIDS[-1][0]:
+            try:
+                self.found = {shape[:2]: self._discretise(shape, self.work, GRIDS[-1]) for shape in self.shapes}
+                self.grid, self.dx, self.tail = GRIDS[-1]
+                changed = True
+            except NotComposable:
+                pass
+        return changed
+
+    def _grid_bounds(self, found: Optional[list], added: bool, eps: sympy.Expr, backend: Any) -> Any:
+        """[lower, upper] of delta_T(eps) of the direction from the grid, in the table's context."""
         if found is None:
             return self.backend.ctx.mpf(0)
-        bounds = subsampled_bounds(backend.ctx, found, backend.num(eps))
+        bounds = delta_bounds(backend.ctx, found[0 if added else 1], backend.num(eps))
         return self.backend.ctx.mpf([bounds.lower.a, bounds.upper.b])
 
+    def _certify(self, shape: tuple, eps: sympy.Expr, digits: int, plan: Any = None) -> Certified:
+        rate, distance, added = shape
+        return certified_delta(Fraction(int(rate.p), int(rate.q)), _fractions(distance), self.times,
+                               _fractions(sympy.sympify(eps)), added, digits, plan)
+
+    def _interval(self, found: Certified, backend: Any) -> Any:
+        ctx = backend.ctx
+        low = ctx.mpf(found.lower.numerator) / found.lower.denominator
+        high = ctx.mpf(found.upper.numerator) / found.upper.denominator
+        return self.backend.ctx.mpf([low.a, high.b])
+
     def enclosure(self, index: int, eps: sympy.Expr) -> Any:
-        return self._bounds(self.found[index], eps, self.work)
+        shape = self.shapes[index]
+        if shape[1] == 0:
+            return self.backend.ctx.mpf(0)
+        key = (index, eps)
+        if key not in self.certified and index not in self.beyond:
+            self._far_below(index, eps)
+        if key not in self.certified and index not in self.beyond:
+            try:
+                self.certified[key] = self._certify(shape, eps, self.digits)
+                self.plans.setdefault(index, self.certified[key].plan)
+            except Unreached as exc:
+                if isinstance(self.coarse.get(key), Certified):  # twice the digits is beyond the budget: keep it
+                    self.certified[key] = self.coarse[key]
+                else:
+                    self.certified[key] = exc
+                    self.beyond.add(index)  # the budget hardly depends on eps: the grid for this pair's others
+        found = self.certified.get(key)
+        if isinstance(found, Certified):
+            return self._interval(found, self.backend)
+        self.gridded = True
+        return self._grid_bounds(self._grid(index), shape[2], eps, self.work)
+
+    def _far_below(self, index: int, eps: sympy.Expr) -> None:
+        """Certify [0, a moment bound] for a pair whose bound is below 10^-3 of another pair's certified lower
+        end (the removed direction of a subsampled Gaussian is often many orders below): that pair is never
+        the worst, nor the witness, so its full Mellin inversion is skipped."""
+        rate, distance, added = self.shapes[index]
+        if added or self.times == 1 or len(self.shapes) < 2:  # the removed direction only (no recursion)
+            return
+        try:
+            bound = min(chernoff(Fraction(int(rate.p), int(rate.q)), _fractions(distance), self.times,
+                                 _fractions(sympy.sympify(eps)), added, Fraction(a)) for a in (2, 4, 8, 16, 32))
+        except Unreached:
+            return
+        for other in range(len(self.shapes)):
+            if other != index and self.shapes[other][2] != added:
+                if (other, eps) not in self.certified and other not in self.beyond:
+                    self.enclosure(other, eps)
+                found = self.certified.get((other, eps))
+                if isinstance(found, Certified) and bound < found.lower / 1000:
+                    self.certified[(index, eps)] = Certified(Fraction(0), bound, 0.0, "moment bound")
+                    return
+
+    def curve_point(self, index: int, eps: sympy.Expr) -> Any:
+        """An enclosure for the plot: on the nodes of the pair's first claimed eps, at CURVE_DIGITS digits (the
+        closed form for T = 1; the grid where the claimed eps was beyond the Mellin route's budget)."""
+        if index in self.beyond:
+            return self._grid_bounds(self._grid(index), self.shapes[index][2], eps, self.work)
+        plan = self.plans.get(index)
+        if plan is None:
+            return self.enclosure(index, eps)
+        try:
+            return self._interval(self._certify(self.shapes[index], eps, CURVE_DIGITS, plan), self.backend)
+        except Unreached:
+            return self.enclosure(index, eps)
 
     def confirm_lower(self, index: int, eps: sympy.Expr) -> tuple[Any, int]:
-        """The certified lower bound of delta_T(eps) from both laws read afresh, at twice the precision,
-        on the current grid."""
+        """The certified lower bound of delta_T(eps) from both laws read afresh: the certified route at twice the
+        digits, or the grid at twice the precision."""
         fresh = IntervalBackend(2 * DIGITS)
-        found = self._discretise(self._shape(self.pairs[index]), fresh, (self.grid, self.dx, self.tail))
-        return self._bounds(found, eps, fresh), fresh.dps
+        shape = self._shape(self.pairs[index])
+        if isinstance(self.certified.get((index, eps)), Certified):
+            for digits in (2 * self.digits, self.digits + 2):  # more digits: other nodes, not the memo's
+                try:
+                    return self._interval(self._certify(shape, eps, digits), fresh), digits
+                except Unreached:
+                    continue
+        found = self._discretise(shape, fresh, (self.grid, self.dx, self.tail))
+        return self._grid_bounds(found, shape[2], eps, fresh), fresh.dps
 
     def extras(self) -> dict:
-        return {"grid": self.grid}
+        digits = [c.digits for c in self.certified.values()
+                  if isinstance(c, Certified) and c.upper > 0 and c.how != "moment bound"]
+        return {"grid": self.grid if self.gridded else None, "digits": round(min(digits), 1) if digits else None}
+
+
+def _fractions(value: sympy.Expr) -> Fraction | tuple[Fraction, Fraction]:
+    """A number exactly (a rational), or an enclosure [lo, hi] of it (certified intervals at 40 digits)."""
+    if value.is_Rational:
+        return Fraction(int(value.p), int(value.q))
+    low, high = IntervalBackend(40).num(value)._mpi_
+    return _exact(low), _exact(high)
+
+
+def _exact(raw: tuple) -> Fraction:
+    """The exact value of an mpmath raw mpf (sign, mantissa, exponent, bits)."""
+    sign, man, exp, _ = raw
+    return (-1) ** sign * Fraction(int(man)) * Fraction(2) ** int(exp)

@@ -12,8 +12,9 @@ and the composition recomputed from them.
 * :class:`Discrete` -- discrete laws with too many distinct losses for that: every loss rounded down
   and up to a grid (certified lower and upper bounds).
 * :class:`Gaussian` -- Gaussian releases: delta at the scaled distance sqrt(T) D, in closed form.
-* :class:`Laplace` -- Laplace releases: the discretised loss distribution rounded down and up
-  (:mod:`dpverify.engine.pld_bounds`), on a grid refined once when a claim falls between the bounds.
+* :class:`Laplace` -- Laplace releases: the discretised loss distribution, cells at their midpoints
+  and split to their ends (:mod:`dpverify.engine.pld_bounds`: second order, certified), on a grid
+  refined once when a claim falls between the bounds.
 """
 from __future__ import annotations
 
@@ -35,7 +36,10 @@ from ...engine.renyi import Unsupported, exact_number, parts
 from ...engine.work import params
 
 GRIDS = (128, 1024)
-"""Grid points per unit of the smallest Laplace distance: the first, and the refinement."""
+"""Grid points per unit of the largest discrete loss (the Discrete route): the first, and the refinement."""
+LAPLACE_GRIDS = (16, 64)
+"""Grid points per unit of the smallest Laplace distance: the first, and the refinement (the bounds of
+:func:`dpverify.engine.pld_bounds.discretise` are second order in the step: cells' midpoints and ends)."""
 
 
 class NotComposable(Exception):
@@ -168,12 +172,13 @@ class Gaussian(Route):
 class Laplace(Route):
     """Laplace releases: certified bounds from the rounded-down and rounded-up loss distributions."""
 
-    method = "discretised privacy loss distribution rounded down and up (certified lower and upper bounds)"
+    method = ("discretised privacy loss distribution: cells at their midpoints and split to their ends keeping "
+              "both masses (certified lower and upper bounds)")
 
     def __init__(self, components: list, point: Point, pairs: list[tuple]) -> None:
         super().__init__(components, point, pairs)
         self.distances = [self._distances(pair, self.backend) for pair in pairs]
-        self.grid = GRIDS[0]
+        self.grid = LAPLACE_GRIDS[0]
         self.found = [self._discretise(d, self.backend, self.grid) for d in self.distances]
 
     def _distances(self, pair: tuple, backend: Any) -> list[sympy.Expr]:
@@ -199,7 +204,7 @@ class Laplace(Route):
         if not distances:
             return None
         base = min(distances, key=lambda t: float(t))
-        ratios = [sympy.nsimplify(t / base) for t in distances]
+        ratios = [sympy.simplify(t / base) for t in distances]  # exact (nsimplify would round floats)
         if not all(r.is_Rational for r in ratios):
             raise NotComposable(f"the Laplace distances {sorted(set(distances), key=str)} are not rational multiples "
                                 "of each other")
@@ -212,13 +217,13 @@ class Laplace(Route):
 
     def refine(self) -> bool:
         """Move to the finer grid (False when already there, or when it is beyond the budget)."""
-        if self.grid == GRIDS[-1]:
+        if self.grid == LAPLACE_GRIDS[-1]:
             return False
         try:
-            self.found = [self._discretise(d, self.backend, GRIDS[-1]) for d in self.distances]
+            self.found = [self._discretise(d, self.backend, LAPLACE_GRIDS[-1]) for d in self.distances]
         except NotComposable:
             return False
-        self.grid = GRIDS[-1]
+        self.grid = LAPLACE_GRIDS[-1]
         return True
 
     def enclosure(self, index: int, eps: sympy.Expr) -> Any:

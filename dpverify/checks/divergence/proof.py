@@ -12,6 +12,9 @@ Gaussian value, Mironov's expression for a Laplace value.  For zCDP only Gaussia
 handled: D_alpha / alpha = sum_k t_k^2 / (2 s_k^2) for every alpha.  The claim holds for every
 value when sympy simplifies claimed - achieved to an expression it shows non-negative under the
 symbols' assumptions, for every distinct pair; otherwise the grid verdict stands, with the reason.
+Discrete laws (every output a probability, no released value) go to :mod:`.discrete_proof`: for an
+integer order the claim becomes polynomial inequalities in w = e^eps, decided exactly for every eps, or
+refuted at an exact counterexample off the grid, re-confirmed in certified intervals.
 """
 from __future__ import annotations
 
@@ -29,14 +32,16 @@ from ...engine.renyi import exact_number
 from ...engine.symbolic import NotRational, symbolic_laws
 from ...engine.work import params
 from ...errors import SpecError
-from ...results import PointResult, Status
+from ...results import PointResult, Status, Witness
 from ..workspace import Workspace
+from .discrete_proof import discrete
 
 
 @dataclass
 class Proof:
     status: Status
     message: str
+    witness: Optional[Witness] = None
 
 
 def generalise(result: PointResult, proof: Optional[Proof]) -> None:
@@ -46,6 +51,10 @@ def generalise(result: PointResult, proof: Optional[Proof]) -> None:
     if proof.status == Status.PROVED:
         result.status = Status.PROVED
         result.method = f"{result.method}; sympy proof for every value of the parameters"
+        result.message = f"{proof.message}; on this grid point {result.message}"
+    elif proof.status == Status.REFUTED:  # a counterexample off the grid, re-confirmed in certified intervals
+        result.status, result.witness = Status.REFUTED, proof.witness
+        result.method = f"{result.method}; exact polynomial algebra for every value of the parameters"
         result.message = f"{proof.message}; on this grid point {result.message}"
     else:
         result.message = f"{result.message}; {proof.message}"
@@ -83,14 +92,19 @@ def _attempt(spec: Spec, program: Any, point: Point, ws: Workspace, symbols: lis
     names = ", ".join(s.name for s in symbols)
     values = {**params(point), **{s.name: s for s in symbols}}
     datasets, left, right = ws.datasets(spec)
+    table = ws.table(spec, program, point)
     try:
         ws.require_symmetric(spec, program, values)
-        laws = symbolic_laws(program, datasets, values, {})
+        laws = symbolic_laws(program, datasets, values, table.windows,
+                             (table, {s: v for s, v in point if s in symbols}))
     except NotRational as exc:
         return Proof(Status.UNKNOWN, f"no proof for all {names}: {exc}")
     except SpecError as exc:
         return Proof(Status.UNKNOWN, f"no proof for all {names}: the program does not run with symbolic "
                                      f"parameters ({exc.problem})")
+    if alpha is not None and not any(isinstance(w, Density) for law in laws.laws for w in law.values()):
+        status, message, witness = discrete(program, point, table, laws, datasets, left, right, symbols, alpha, claimed)
+        return Proof(status, message, witness)
     achieved: dict = {}
     for i, j in zip(left.tolist(), right.tolist()):
         for a, b in ((i, j), (j, i)):

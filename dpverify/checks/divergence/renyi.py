@@ -5,7 +5,8 @@ neighbouring pairs, in certified intervals (:mod:`dpverify.engine.renyi`).  ``ve
 its upper end is at most the claim; ``refuted`` when a pair's lower end exceeds it and the pair,
 recomputed afresh at twice the precision, still does; a pair whose interval straddles the claim
 (a claim equal to the exact divergence) is decided in exact sympy: the sum
-sum_o P^alpha Q^(1 - alpha) against e^((alpha - 1) eps), a tie shown by algebra.  Where the
+sum_o P^alpha Q^(1 - alpha) against e^((alpha - 1) eps), a tie shown by algebra -- unless the proof
+for every value of the parameters (tried first there) covers this point too.  Where the
 divergences have closed forms in the parameters, :mod:`.proof` then proves the claim for every
 value of them.
 """
@@ -60,7 +61,12 @@ class RenyiCheck:
         if above:
             return result  # certified above but not confirmed afresh: the reason is the message
         straddling = [p for p, v in zip(pairs, values) if not v.b <= eps_iv.a]
-        for pair in straddling:
+        proof = prove_renyi(spec, program, claim, point, ws) if ws.options.proofs else None
+        if proof is not None and proof.status == Status.PROVED:
+            straddling_left = []  # proved for every value of the parameters, this point included: no tie to decide
+        else:
+            straddling_left = straddling
+        for pair in straddling_left:
             sign, _ = exact_excess(program, point, pair, table, alpha, eps)
             if sign is None:
                 result.message = (f"cannot decide whether D_{alpha}(X || X') <= {eps} for X={pair.x!r}, "
@@ -69,14 +75,14 @@ class RenyiCheck:
             if sign > 0:
                 return _refute(program, point, claim, pair, alpha, eps, table, result, exact=True)
         result.status = Status.VERIFIED
+        how = "sympy" if straddling_left else "the proof for every value"
         if straddling:
             result.evidence.achieved, result.evidence.tightness = decimal(eps), "1"
-            result.method += "; exact sympy for ties"
+            result.method += f"; ties decided by {how}"
         result.message = (f"holds on all {scope}; achieved D_{alpha} = {result.evidence.achieved}"
-                          + (f" (tight: {len(straddling)} pairs equal {claim.epsilon} exactly, decided by sympy)"
-                             if straddling else ""))
-        if ws.options.proofs:
-            generalise(result, prove_renyi(spec, program, claim, point, ws))
+                          + (f" (tight: {len(straddling)} pairs not separated from {claim.epsilon} by the intervals, "
+                             f"at most it by {how})" if straddling else ""))
+        generalise(result, proof)
         return result
 
 

@@ -14,6 +14,11 @@ mu-GDP holds iff for every eps >= 0 and both orders of every neighbouring pair (
   beyond e_n nothing leaks when delta_T(e_n) is certified 0.  ``refuted`` when delta_T(e_k) > G(e_k) at a
   grid point, re-confirmed afresh; ``unknown`` when neither closes (the discretised routes' upper bounds
   never reach 0: they leak their tails).
+
+The evidence (:class:`~dpverify.evidence.GdpEvidence`) carries the achieved mu: exact for Gaussian
+releases; otherwise a certified lower bound, the least mu whose G_mu reaches delta_T's certified lower
+end at the binding grid eps (G_mu(eps) grows with mu, so no smaller mu holds), found by bisection in
+intervals; and the witness point of a refutation.
 """
 from __future__ import annotations
 
@@ -30,8 +35,10 @@ from ...engine.decimals import decimal
 from ...engine.gaussian_delta import gaussian_delta
 from ...engine.renyi import Unsupported, exact_number, parts
 from ...errors import SpecError
+from ...evidence import GdpEvidence
 from ...results import PointResult, Status, Witness
 from ..divergence.proof import Proof, generalise, prove_zcdp
+from ..witness import number
 from ..workspace import Workspace
 from ..composition.mixture import route
 from ..composition.profile import _pairs
@@ -41,6 +48,10 @@ GRID_POINTS = (64, 512)
 """eps grid points (the first, and the refinement when the staircase does not close)."""
 EDGES = (1, 2, 4, 8, 16, 32, 64)
 """Candidate last grid points e_n, tried in turn until delta_T(e_n) is certified 0."""
+BISECTIONS = 40
+"""Bisection steps of the achieved mu's lower bound (a counted budget: one G evaluation each)."""
+BINDING = 3
+"""Grid points (the largest delta_T(e) - G_mu(e)) where the achieved mu's lower bound is sought."""
 
 
 class GdpCheck:
@@ -58,7 +69,9 @@ class GdpCheck:
         table = ws.table(spec, spec.mechanism, point)
         pairs = _pairs([table], left, right)
         result = PointResult(point_label(point), Status.UNKNOWN, "", method="Gaussian DP from the privacy profile")
+        result.evidence = GdpEvidence(times=claim.times, claimed=decimal(mu), pairs=len(pairs))
         if not pairs:
+            result.evidence.achieved, result.evidence.tightness = decimal(0), decimal(0)
             result.status = Status.VERIFIED
             result.message = "holds: every pair of neighbouring datasets has the same law"
             return result
@@ -67,6 +80,7 @@ class GdpCheck:
         except NotComposable as exc:
             result.message = f"not decided: {exc}"
             return result
+        result.evidence.method = type(found).__name__.lower()
         if isinstance(found, Gaussian):
             return _gaussian(spec, claim, mu, point, ws, found, table, result)
         return _profile(claim, mu, found, table, result)
@@ -85,6 +99,10 @@ def _gaussian(spec: Spec, claim: Gdp, mu: sympy.Expr, point: Point, ws: Workspac
     worst = max(range(len(found.pairs)), key=lambda k: float(found.distances[k].b))
     achieved = found.distances[worst]
     pair = found.pairs[worst]
+    evidence = result.evidence
+    evidence.achieved = number(achieved, probability=False) or decimal(achieved.b)
+    evidence.tightness = _ratio(achieved, mu_iv)
+    evidence.pair = [repr(pair[0]), repr(pair[1])]
     if achieved.a > mu_iv.b:
         fresh = IntervalBackend(2 * backend.dps)
         distance = found._distance(pair, fresh)
@@ -94,6 +112,7 @@ def _gaussian(spec: Spec, claim: Gdp, mu: sympy.Expr, point: Point, ws: Workspac
             result.message = f"mu = {decimal(achieved.a)} > {mu} at {backend.dps} digits was not confirmed afresh"
             return result
         result.status = Status.REFUTED
+        evidence.witness_epsilon, evidence.witness_delta, evidence.witness_bound = decimal(zero), decimal(theirs.a), decimal(bound.b)
         result.witness = Witness(pair[0], pair[1], f"the {claim.times}-fold composition at eps = 0",
                                  decimal(theirs.a), decimal(bound.b), quantity="gdp")
         result.message = (f"X={pair[0]!r} and X'={pair[1]!r} are neighbours; the composition is exactly "
@@ -139,16 +158,22 @@ def _profile(claim: Gdp, mu: sympy.Expr, found: Any, table: Any, result: PointRe
     edge = next((e for e in EDGES if all(found.enclosure(k, sympy.Integer(e)).b <= 0
                                          for k in range(len(found.pairs)))), None)
     top = EDGES[-1] if edge is None else edge
+    evidence = result.evidence
     for points in GRID_POINTS:
         grid = [sympy.Rational(top * i, points) for i in range(points + 1)]
         bounds = [_bound(ctx, mu_iv, backend.num(e)) for e in grid]
         closes = edge is not None
+        evidence.grid_points = points + 1
+        all_values = []
         for k, pair in enumerate(found.pairs):
             values = [found.enclosure(k, e) for e in grid]
+            all_values.append(values)
             for e, value, g in zip(grid, values, bounds):
                 if value.a > g.b:
+                    _achieved(evidence, ctx, backend, grid, all_values, bounds, found.pairs, mu_iv)
                     return _refute(claim, mu, found, k, pair, e, table, result)
             closes = closes and all(v.b <= g.a for v, g in zip(values[:-1], bounds[1:]))
+        _achieved(evidence, ctx, backend, grid, all_values, bounds, found.pairs, mu_iv)
         if closes:
             result.status = Status.VERIFIED
             result.message = (f"holds on all {len(found.pairs)} ordered pairs: delta_{claim.times}(e_k) <= G_mu(e_(k+1)) "
@@ -176,8 +201,44 @@ def _refute(claim: Gdp, mu: sympy.Expr, found: Any, index: int, pair: tuple, eps
         result.message = f"delta_{claim.times}({eps}) above G_mu({eps}) was not confirmed at {digits} digits"
         return result
     result.status = Status.REFUTED
+    evidence = result.evidence
+    evidence.witness_epsilon, evidence.witness_delta, evidence.witness_bound = decimal(eps), decimal(value), decimal(bound.b)
+    evidence.pair = [repr(pair[0]), repr(pair[1])]
     result.witness = Witness(pair[0], pair[1], f"the {claim.times}-fold composition at eps = {eps}",
                              decimal(value), decimal(bound.b), quantity="gdp")
     result.message = (f"X={pair[0]!r} and X'={pair[1]!r} are neighbours; delta_{claim.times}({eps}) >= {decimal(value)} > "
                       f"G_mu({eps}) = {decimal(bound.b)} (mu = {mu}); confirmed at {digits} digits")
     return result
+
+
+def _ratio(achieved: Any, mu: Any) -> str:
+    """achieved / claimed mu as a figure (6 digits)."""
+    return f"{float(achieved.mid) / float(mu.mid):.6g}"
+
+
+def _achieved(evidence: GdpEvidence, ctx: Any, backend: Any, grid: list, values: list, bounds: list,
+              pairs: list, mu: Any) -> None:
+    """A certified lower bound of the achieved mu: at the BINDING grid points where delta_T's lower end
+    most exceeds G_mu (for the claimed mu), the largest mu_lo with G_(mu_lo)(e) certified below
+    delta_T(e)'s lower end, by bisection (no mu <= mu_lo is GDP for the composition); the pair attaining it."""
+    ranked = sorted(((float(v.a) - float(g.b), k, i) for k, row in enumerate(values)
+                     for i, (v, g) in enumerate(zip(row, bounds)) if v.a > 0), reverse=True)[:BINDING]
+    best, where = ctx.mpf(0), None
+    for _, k, i in ranked:
+        target, eps = values[k][i].a, backend.num(grid[i])
+        low, high = ctx.mpf(0), ctx.mpf(1)
+        while _bound(ctx, high, eps).b < target and high.a < 1e6:
+            low, high = high, high * 2
+        for _ in range(BISECTIONS):
+            middle = (low + high) / 2
+            if _bound(ctx, middle, eps).b < target:
+                low = middle
+            else:
+                high = middle
+        if low.a > best.a:
+            best, where = low, k
+    if where is None:
+        return
+    evidence.achieved, evidence.lower_bound = decimal(best.a), True
+    evidence.pair = [repr(pairs[where][0]), repr(pairs[where][1])]
+    evidence.tightness = _ratio(ctx.mpf(best.a), mu)

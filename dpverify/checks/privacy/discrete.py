@@ -25,8 +25,6 @@ from ...engine.backend import IntervalBackend, SympyBackend, exact_sign
 from ...engine.loss import Cell, LossTable
 from ...engine.reading import distribution
 from ...engine.density_cells import has_densities
-from .density import check_density
-from .density_proof import prove_density
 from .level import Level
 from .proof import Proof, prove_private
 from ...evidence import PrivacyEvidence, WitnessLaws
@@ -58,6 +56,8 @@ def check_private(spec: Spec, program: Any, claim: Private, point: Point, ws: Wo
                          claimed_epsilon=decimal(level.eps), claimed_delta=decimal(level.delta)),
                          method="exact enumeration, certified intervals")
     if has_densities(table):
+        from .density import check_density  # the density path's modules only where densities are released
+        from .density_proof import prove_density
         scope = f"neighbouring pairs ({spec.universe.relation_name}), {len(table.laws)} distinct output laws"
         result = check_density(program, point, level, table, left, right, result, scope)
         if result.status == Status.VERIFIED and ws.options.proofs:

@@ -32,9 +32,12 @@ from ...evidence import FallbackEvidence, StatisticalEvidence
 from ...replay import relative
 from ...results import PointResult, Status
 from ..workspace import Workspace
-from .statistical import StatisticalCheck
 
-STATISTICAL = StatisticalCheck()
+
+def _statistical() -> Any:
+    """The statistical audit's check, imported only when an exact audit is refused."""
+    from .statistical import StatisticalCheck
+    return StatisticalCheck()
 
 
 def decide(check: Any, spec: Spec, claim: Claim, point: Point, ws: Workspace) -> PointResult:
@@ -46,7 +49,7 @@ def decide(check: Any, spec: Spec, claim: Claim, point: Point, ws: Workspace) ->
         implementation = spec.mechanism
         if not isinstance(implementation, Implementation) or implementation.fallback is None:
             raise
-        if not STATISTICAL.supports(claim):
+        if not _statistical().supports(claim):
             raise SpecError(refusal.problem, f"{refusal.fix}; the statistical audit decides conforms and private "
                             f"claims, not {claim.kind}", file=refusal.file, line=refusal.line) from None
         return _sampled(spec, claim, point, ws, implementation, refusal)
@@ -70,7 +73,7 @@ def _sampled(spec: Spec, claim: Claim, point: Point, ws: Workspace, implementati
                                                           error_probability=str(box.error)))
     else:
         try:
-            result = STATISTICAL.run(sampled, claim, point, ws)
+            result = _statistical().run(sampled, claim, point, ws)
         except SpecError as err:
             raise SpecError(f"{refused}, which failed: {err.problem}", err.fix, file=err.file, line=err.line) from None
         result.message = f"{refused}: {result.message}"

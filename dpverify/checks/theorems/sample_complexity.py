@@ -4,11 +4,14 @@ S is n records drawn i.i.d. from a finite population.  The failure probability
 at the least n the claim covers is summed over the multisets of S as a certified
 enclosure by :mod:`dpverify.engine.multisets` (exact integer weights; each run's
 probability of a bad output enclosed by the fast reading of
-:mod:`dpverify.engine.fastlaw` or the general interval reading); this module
+:mod:`dpverify.engine.fastlaw` or the general interval reading; or, for a learner whose
+score is a linear query of the counts, grouped by its exponent vector or enclosed in
+float64 intervals by :mod:`dpverify.engine.counts`, re-read precisely when such an
+enclosure cannot be separated from beta); this module
 decides: which n the bound covers, whether an output's error exceeds alpha, and
 whether the enclosure lies below beta.  A failure at the bound's n is re-computed
 at twice the precision before the claim is refuted, by the general reading alone
-when the bound's n has at most CONFIRM_GENERAL_UP_TO multisets.
+when the bound's n has at most CONFIRM_GENERAL_UP_TO multisets (never by the counts form).
 
 Next to the bound's n the check reports the smallest N from which the guarantee
 holds for every n up to the bound's (the failure probability need not be
@@ -55,7 +58,8 @@ def least_n(bound: sympy.Expr, dps: int) -> int:
     if isinstance(bound, sympy.Integer):
         return int(bound)
     enclosure = IntervalBackend(dps).num(bound)
-    lo, hi = (Fraction(*to_rational(end)) for end in enclosure._mpi_)  # the exact ends
+    # the exact ends, as Python integers: with gmpy2 installed mpmath's are mpz, which sympy refuses
+    lo, hi = (Fraction(*map(int, to_rational(end))) for end in enclosure._mpi_)
     lo, hi = math.ceil(lo), math.floor(hi)
     if lo > hi:  # no integer in the enclosure: the bound lies strictly between hi and lo
         return lo
@@ -80,14 +84,20 @@ class SampleComplexityCheck:
         n_bound = least_n(bound, ws.options.precision)
         records = tuple(r for r, _ in claim.population)
         work = multisets(records, n_bound)
-        if work > ws.options.max_work // 10:
+        failure = FailureProbability(spec, claim, point, alpha, ws.options.precision)
+        # a run per multiset costs about ten units of work; a count vector of the counts form, one
+        if work > ws.options.max_work or (work > ws.options.max_work // 10 and failure.form(n_bound) is None):
             raise EnumerationTooLarge(
                 f"sample_complexity: the bound asks for n = {n_bound}, which has {work:,} multisets of the "
                 f"{len(records)}-record population", "use a smaller population or parameters giving a "
-                "smaller bound, or raise --max-work")
-        failure = FailureProbability(spec, claim, point, alpha, ws.options.precision)
+                "smaller bound, or raise --max-work (a learner whose score is a dp.count/dp.total/dp.mean "
+                "query passed as score.on(data) is summed by counts, at a tenth of the work)")
         at_bound = failure.at(n_bound)
         limit = failure.backend.num(beta)
+        if failure.paths.get(n_bound) == "float" and not (at_bound.b <= limit.a or at_bound.a > limit.b):
+            # the float64 enclosure (about 14 digits) cannot separate it from beta: the precise reading
+            at_bound = failure.seen[n_bound] = FailureProbability(
+                spec, claim, point, alpha, ws.options.precision, counts=False).at(n_bound)
         result = PointResult(point_label(point), Status.VERIFIED, "",
                              method="exact failure probability over multisets, certified intervals")
         ev = result.evidence = SampleComplexityEvidence()
@@ -100,15 +110,15 @@ class SampleComplexityCheck:
                     f"the guarantee holds for every n from {smallest} to {n_bound} (smaller n were not "
                     f"decided: raise --max-work for the full scan)")
             result.message = (f"verified at n = {n_bound}, the least n the claim covers (n >= {bound}): "
-                              f"P[error > {alpha}] = {decimal(at_bound)} <= beta = {decimal(beta)}; larger n are "
-                              f"not checked (the failure probability need not decrease in n); {scan}")
+                              f"P[error > {alpha}] = {decimal(at_bound)} <= beta = {decimal(beta)}{summed(failure, n_bound)}; "
+                              f"larger n are not checked (the failure probability need not decrease in n); {scan}")
             ev.verified_n = [n_bound]
             return result
         # The confirmation reads every run with the general interval reading when that is affordable,
         # independently of the fast reading that found the failure; above that, the fast one at 2x digits.
         independent = work <= CONFIRM_GENERAL_UP_TO
         confirm = FailureProbability(spec, claim, point, alpha, 2 * ws.options.precision,
-                                     fast=not independent).at(n_bound)
+                                     fast=not independent, counts=False).at(n_bound)
         shown = number(confirm)
         if not confirm.a > IntervalBackend(2 * ws.options.precision).num(beta).b or shown is None:
             result.status = Status.UNKNOWN
@@ -143,16 +153,30 @@ class SampleComplexityCheck:
         return smallest, True
 
 
+def summed(failure: MultisetSum, n: int) -> str:
+    """How the sum at n was taken, when by the counts form (the enclosure's width with the float path)."""
+    path = failure.paths.get(n)
+    if path == "grouped":
+        return f" (summed by the learner's counts: {failure.groups[n]:,} exponent vectors, exact weights)"
+    if path == "float":
+        value = failure.seen[n]
+        width = float(((value.b - value.a) / value.b).a) if value.b else 0.0
+        return (f" (summed by the learner's counts in float64 interval arithmetic: certified, relative "
+                f"width {width:.0e})")
+    return ""
+
+
 class FailureProbability(MultisetSum):
     """P_{S ~ population^n}[error(M(S)) > alpha] for each n, as a certified enclosure: the claim's
     population and mechanism summed over multisets by :class:`~dpverify.engine.multisets.MultisetSum`
-    (``fast``, ``workers`` as there), with "error > alpha" decided here, exactly."""
+    (``fast``, ``workers``, ``counts`` as there), with "error > alpha" decided here, exactly."""
 
     def __init__(self, spec: Spec, claim: SampleComplexity, point: Point, alpha: sympy.Expr, dps: int,
-                 fast: bool = True, workers: int = 1) -> None:
+                 fast: bool = True, workers: int = 1, counts: bool = True) -> None:
         self.claim, self.alpha = claim, alpha
         self._bad: dict = {}
-        super().__init__(spec.mechanism, params(point), tuple(claim.population), self._is_bad, dps, fast, workers)
+        super().__init__(spec.mechanism, params(point), tuple(claim.population), self._is_bad, dps, fast, workers,
+                         counts)
 
     def _is_bad(self, output: Any) -> bool:
         """error(output) > alpha, decided exactly (a tie is not bad; a float must be exact)."""
