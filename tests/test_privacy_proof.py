@@ -132,3 +132,19 @@ def test_a_refuted_delta_claim_names_the_bound_it_claimed() -> None:
 def test_the_bound_is_written_with_the_claims_own_expression() -> None:
     assert [e_to(e) for e in (eps, 2 * eps, eps / 4, sympy.Integer(1), sympy.Rational(1, 2))] == \
         ["e^eps", "e^(2*eps)", "e^(eps/4)", "e^1", "e^(1/2)"]
+
+
+def _two_bits(data, a, b):
+    return (dp.randomized_response(data[0], a), dp.randomized_response(data[1], b))
+
+
+def test_two_parameters_are_proved_and_refuted_with_z3() -> None:
+    """Two continuous parameters give polynomials in two variables: z3's nonlinear arithmetic
+    decides them (one variable uses root isolation and never loads z3)."""
+    a, b = dp.symbol("a", positive=True), dp.symbol("b", positive=True)
+    spec = dp.spec(_two_bits, universe=dp.universe([0, 1], n=2, neighbours=dp.REPLACE_ONE),
+                   grid={a: [1], b: [2]}, claims=[dp.private(a + b, id="sum"), dp.private(2 * a, id="twice_a")])
+    proved, refuted = dp.check(spec)
+    assert proved.status.value == "proved" and "z3 nonlinear real arithmetic" in proved.message
+    # holds at a = 1, b = 2 (loss max(a, b) = 2), fails wherever b > 2a: found off the grid
+    assert refuted.status.value == "refuted" and "found by" in refuted.message, refuted.message

@@ -64,7 +64,7 @@ def test_a_one_claim_check_imports_only_its_claims_path(tmp_path: Path) -> None:
         print(json.dumps(sorted(sys.modules)))
     """)
     loaded = _imported(code, tmp_path)
-    unneeded = ["matplotlib", "jinja2", "hypothesis", "dpverify.checks.privacy.statistical",
+    unneeded = ["z3", "dpverify.engine.smt", "matplotlib", "jinja2", "hypothesis", "dpverify.checks.privacy.statistical",
                 "dpverify.checks.privacy.density", "dpverify.checks.composition.profile",
                 "dpverify.checks.formulas.check", "dpverify.checks.theorems.sample_complexity",
                 "dpverify.engine.sensitivity", "dpverify.report"]

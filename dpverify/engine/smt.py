@@ -59,17 +59,12 @@ from typing import Any, Optional
 import sympy
 import z3
 
+from .safety import SAFETY_MESSAGE, SAFETY_SECONDS, SafetyLimit
+
 Bounds = dict[sympy.Symbol, tuple[Optional[int], Optional[int]]]
 
 log = logging.getLogger(__name__)
 
-SAFETY_SECONDS = 300
-"""A far wall-clock safety net on every z3 call; the deciding budget is z3's ``rlimit`` (a count)."""
-SAFETY_MESSAGE = "a wall-clock safety limit fired (machine load?)"
-
-
-class SafetyLimit(Exception):
-    """A wall-clock safety net fired: the outcome depends on the machine, so nothing is decided."""
 
 
 @dataclass

@@ -17,8 +17,9 @@ from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any, Optional, Union
 
+import sys
+
 import sympy
-import z3
 
 from ...dsl.claims import Private
 from ...dsl.params import Point
@@ -27,7 +28,7 @@ from ...engine.backend import IntervalBackend
 from ...errors import SpecError
 from ...engine.positivity import find_point
 from ...engine.reading import Table, distribution, keywords
-from ...engine.smt import SafetyLimit, check, spent
+from ...engine.safety import SafetyLimit
 from ...engine.symbolic import NotRational, WBasis, basis, rational_function, symbolic_laws
 from .level import e_to
 from ...results import Status, Witness
@@ -113,8 +114,8 @@ def _prove(spec: Spec, program: Any, claim: Private, point: Point, symbols: list
         return Proof(Status.UNKNOWN, f"no proof for all eps: the program does not run with symbolic "
                                      f"parameters ({exc.problem})")
     gens = list(base.variables.values())
-    solver = _solver(gens)
-    start = spent()
+    solver = _solver(gens) if len(gens) > 1 else None  # one variable: root isolation, no z3
+    start = _spent()
     dens = {p for law in ratio for _, den in law.values() for p in [den]} | {bound_den}
     for den in dens:
         if _exists(solver, gens, den, "<=") is not False:
@@ -139,7 +140,7 @@ def _prove(spec: Spec, program: Any, claim: Private, point: Point, symbols: list
                 h = _normalised(bound_num * num_y * den - num * den_y * bound_den)
                 constraints.setdefault(h, (datasets[src], datasets[dst], o))
     for h, (x, x_prime, o) in constraints.items():
-        if spent() - start > PROOF_RLIMIT:
+        if _spent() - start > PROOF_RLIMIT:
             return Proof(Status.UNKNOWN, f"no proof for all eps: over the z3 resource budget ({PROOF_RLIMIT:,}) with "
                                          f"{len(constraints)} constraints in {base.describe()}")
         answer = _exists(solver, gens, h, "<")
@@ -176,7 +177,15 @@ def _rational_laws(laws: list[dict], base: WBasis) -> list[dict]:
     return out
 
 
-def _solver(gens: list[sympy.Symbol]) -> z3.Solver:
+def _spent() -> int:
+    """z3's resource count in this process so far; 0 while z3 has not been loaded (one-variable
+    proofs never load it: importing z3 is a fifth of a one-claim run's start-up)."""
+    smt = sys.modules.get("dpverify.engine.smt")
+    return smt.spent() if smt is not None else 0
+
+
+def _solver(gens: list[sympy.Symbol]) -> Any:
+    import z3
     solver = z3.SolverFor("QF_NRA")
     for w in gens:
         solver.add(z3.Real(w.name) > 1)
@@ -185,6 +194,7 @@ def _solver(gens: list[sympy.Symbol]) -> z3.Solver:
 
 def _z3(poly: sympy.Poly) -> Any:
     """A polynomial with rational coefficients as a z3 term."""
+    import z3
     terms = []
     for monomial, coeff in poly.terms():
         term = z3.RealVal(str(coeff))
@@ -197,7 +207,7 @@ def _z3(poly: sympy.Poly) -> Any:
     return z3.Sum(terms) if len(terms) > 1 else terms[0]
 
 
-def _exists(solver: z3.Solver, gens: list[sympy.Symbol], poly: sympy.Poly, op: str) -> Any:
+def _exists(solver: Any, gens: list[sympy.Symbol], poly: sympy.Poly, op: str) -> Any:
     """A model {w: Fraction} if some w > 1 has ``poly op 0`` ("<" or "<="); False if none; None if unknown.
 
     One variable: exact real-root isolation (:mod:`dpverify.engine.positivity`), which always
@@ -212,7 +222,10 @@ def _exists(solver: z3.Solver, gens: list[sympy.Symbol], poly: sympy.Poly, op: s
     return {gens[0]: Fraction(int(found.p), int(found.q))}
 
 
-def _z3_exists(solver: z3.Solver, gens: list[sympy.Symbol], poly: sympy.Poly, op: str, rlimit: int) -> Any:
+def _z3_exists(solver: Any, gens: list[sympy.Symbol], poly: sympy.Poly, op: str, rlimit: int) -> Any:
+    import z3
+
+    from ...engine.smt import check
     solver.push()
     try:
         term = _z3(poly)
