@@ -45,10 +45,12 @@ reported delta / exact delta):
   smaller than 1e-6 (Gaussian T = 10: eps 1.4717 against the PLD's 1.3676).  Laplace T = 10:
   delta(2) = 0.873644 against the certified [0.61111, 0.614568], delta(6) = 0.237895 against
   [0.108788, 0.110507].
-* Laplace and the PLD accountant: its answers (delta_10(2) = 0.612842, delta_10(6) = 0.109645) lie
-  inside dpverify's certified bracket at 1024 grid points per unit (above), so a claim on them cannot
-  be decided today and none is made (a finer grid or an exact Laplace PLD in engine/pld_bounds.py
-  would settle them).  T = 100 and 1000 are left out for Laplace: the bracket costs 26 s at T = 100.
+* Laplace and the PLD accountant: its answers lie inside dpverify's certified brackets, so no claim
+  on them can be decided today and none is made.  Measured (second-order lattice bounds):
+  delta_10(2) = 0.612842 in [0.612824, 0.612865]; delta_100(30) = 0.762391 in [0.762345, 0.762477]
+  (3 s); delta_1000(300) = 0.995105 in [0.995002, 0.995306] (4 s); and the exact delta at its
+  get_epsilon(1e-6) is in [9.97e-7, 1.08e-6] (T = 10) to [9.54e-7, 1.10e-6] (T = 1000).  Up to
+  eps = 200 at T = 1000 it answers delta = 1.0000000003, above 1 (vacuous, not a violation).
 * Subsampled mechanisms: the Poisson-subsampled Gaussian (one DP-SGD step, ``PoissonSampledDpEvent``)
   composed T in {1, 10, 100, 1000} times is checked in ``subsampled_gaussian.py`` beside prv-accountant,
   against delta_T certified to 8+ digits (closed form at T = 1, Mellin inversion at T = 100 and 1000):

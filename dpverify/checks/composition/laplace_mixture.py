@@ -172,6 +172,12 @@ class SubsampledLaplace(Route):
         """A cheaper enclosure for the plot (60 bits; the same lattice for T >= 3)."""
         return self._certified(self.shapes[index], eps, 60, self.backend)
 
+    def lower_how(self, index: int, eps: sympy.Expr) -> str:
+        """How :meth:`confirm_lower` bounds delta_T(eps) from below, for a refutation's message."""
+        if self.times > 2:
+            return f"the lattice lower bound with {self.steps} steps per run"
+        return "the closed form" if self.times == 1 else "the certified integral (arb balls)"
+
     def confirm_lower(self, index: int, eps: sympy.Expr) -> tuple[Any, int]:
         """The certified lower bound of delta_T(eps) from both laws read afresh, at twice the precision."""
         fresh = IntervalBackend(2 * self.backend.dps)

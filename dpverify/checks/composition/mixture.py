@@ -248,6 +248,12 @@ class SubsampledGaussian(Route):
         except Unreached:
             return self.enclosure(index, eps)
 
+    def lower_how(self, index: int, eps: sympy.Expr) -> str:
+        """How :meth:`confirm_lower` bounds delta_T(eps) from below, for a refutation's message."""
+        if isinstance(self.certified.get((index, eps)), Certified):
+            return "the certified closed form (T = 1) or Mellin inversion, its error bound subtracted"
+        return f"the loss distribution rounded down on a grid of {self.grid} points per unit"
+
     def confirm_lower(self, index: int, eps: sympy.Expr) -> tuple[Any, int]:
         """The certified lower bound of delta_T(eps) from both laws read afresh: the certified route at twice the
         digits, or the grid at twice the precision."""

@@ -173,8 +173,8 @@ def _refute(found: Any, index: int, pair: tuple, eps: sympy.Expr, delta: sympy.E
         result.witness = Witness(pair[0], pair[1], f"the {times}-fold composition at eps = {eps}",
                                  decimal(lower.a), decimal(delta), quantity="delta")
         result.message = (f"X={pair[0]!r} and X'={pair[1]!r} are neighbours; delta_{times}({eps}) >= {decimal(lower.a)} "
-                          f"(the certified lower bound of the loss distribution rounded down on a grid of "
-                          f"{found.grid} points per unit) > delta = {decimal(delta)}; confirmed on both laws recomputed "
+                          f"(the certified lower bound: {found.lower_how(index, eps)}) > delta = {decimal(delta)}; "
+                          f"confirmed on both laws recomputed "
                           f"at {digits} digits")
         return result
     sums, event, digits = found.confirm(index, eps)

@@ -68,6 +68,11 @@ class Route:
         self.components, self.point, self.pairs = components, point, pairs
         self.backend = components[0][2].backend
 
+    def lower_how(self, index: int, eps: sympy.Expr) -> str:
+        """How the route's ``confirm_lower`` bounds delta_T(eps) from below, for a refutation's message
+        (routes that confirm from exact sums have no ``confirm_lower``)."""
+        return f"the loss distribution rounded down on a grid of {getattr(self, 'grid', '?')} points per unit"
+
     def laws(self, pair: tuple, backend: Any) -> list[tuple[list[dict], int]]:
         """Each component's two laws on ``pair`` (recomputed in ``backend``), with its runs."""
         return [(_laws(program, self.point, pair, backend, table.windows), times)
@@ -264,6 +269,9 @@ class Discrete(Route):
 
     def _all(self, backend: Any) -> list:
         return [self._discretise(parts, backend) for parts in self.atoms]
+
+    def lower_how(self, index: int, eps: sympy.Expr) -> str:
+        return f"every loss rounded down to a grid of {self.grid} points per {self.unit} of loss"
 
     def _discretise(self, parts: list, backend: Any) -> tuple[Discretised, Any]:
         ctx = backend.ctx
