@@ -235,7 +235,8 @@ def test_the_rate_is_kept_exact():
 
     import sympy
 
-    from dpverify.checks.composition.mixture import _mixture
+    from dpverify.checks.composition.mixture import _centres
+    from dpverify.checks.composition.routes import two_point_mixture
     from dpverify.engine.noisy import FULL, Density, Factor, Noise
     keep = sympy.Rational(Fraction(0.01).numerator, Fraction(0.01).denominator)
 
@@ -243,5 +244,5 @@ def test_the_rate_is_kept_exact():
         return Factor(Noise("gaussian", Fraction(centre), Fraction(1)), Fraction(0), FULL)
     single = {0: Density([(sympy.Integer(1), (plain(0),))])}
     mixed = {0: Density([(1 - keep, (plain(0),)), (keep, (plain(1),))])}
-    rate, distance, added = _mixture(mixed, single)
+    rate, distance, added = two_point_mixture(mixed, single, _centres)
     assert rate == keep and rate != sympy.Rational(1, 100) and distance == 1 and added

@@ -139,7 +139,8 @@ def test_route_decides_and_refutes():
 def test_the_rate_is_kept_exact():
     """The route reads the rate exactly (the float 0.1's binary value, not the 1/10 nsimplify would give)."""
     import sympy
-    from dpverify.checks.composition.laplace_mixture import _mixture
+    from dpverify.checks.composition.laplace_mixture import _centres
+    from dpverify.checks.composition.routes import two_point_mixture
     from dpverify.engine.noisy import FULL, Density, Factor, Noise
     keep = sympy.Rational(Fraction(0.1).numerator, Fraction(0.1).denominator)
 
@@ -147,7 +148,7 @@ def test_the_rate_is_kept_exact():
         return Factor(Noise("laplace", Fraction(centre), Fraction(1)), Fraction(0), FULL)
     single = {0: Density([(sympy.Integer(1), (plain(0),))])}
     mixed = {0: Density([(1 - keep, (plain(0),)), (keep, (plain(1),))])}
-    rate, distance, added = _mixture(mixed, single)
+    rate, distance, added = two_point_mixture(mixed, single, _centres)
     assert rate == keep and rate != sympy.Rational(1, 10) and distance == 1 and added
 
 

@@ -21,8 +21,7 @@ from ...engine.noisy import FULL, Density
 from ...engine.pld_bounds import MAX_COEFFICIENTS, TooLong
 from ...engine.pld_laplace_mixture import Unreached, certified_delta
 from ...engine.pld_laplace_mixture_bounds import bounds, discretised, top_loss
-from ...engine.renyi import exact_number
-from .routes import NotComposable, Route
+from .routes import NotComposable, Route, two_point_mixture
 
 LATTICES = (1000, 2000)
 """Lattice steps across one run's loss range for T >= 3: the first, and the refinement (capped so that the
@@ -56,27 +55,6 @@ def is_laplace_mixture(weights: list) -> bool:
     return all(_centres(w) is not None for w in weights)
 
 
-def _mixture(law: dict, law_prime: dict) -> Optional[tuple[sympy.Expr, sympy.Expr, bool]]:
-    """(q, t, added) when one law is Laplace(c0, b) and the other (1 - q) Laplace(c0, b) + q Laplace(c1, b)
-    (t = |c1 - c0| / b; added: ``law`` is the mixture); None otherwise.  The rate is kept exact (no nsimplify,
-    which would turn the float 0.1's binary value into 1/10)."""
-    if len(law) != 1 or list(law) != list(law_prime):
-        return None
-    found = [_centres(w) for w in (*law.values(), *law_prime.values())]
-    if None in found or found[0][1] != found[1][1]:
-        return None
-    (a, scale), (b, _) = found
-    single, mixed = (a, b) if len(a) == 1 else (b, a)
-    if len(single) != 1 or len(mixed) != 2:
-        return None
-    (c0,) = single
-    if c0 not in mixed:
-        return None
-    (c1,) = [c for c in mixed if c != c0]
-    return (sympy.sympify(mixed[c1]), sympy.Abs(exact_number(c1) - exact_number(c0)) / exact_number(scale),
-            len(a) == 2)
-
-
 def _fraction_of(x: Any) -> Fraction:
     man, exp = x.man_exp()
     return Fraction(int(man)) * Fraction(2) ** int(exp)
@@ -108,7 +86,7 @@ class SubsampledLaplace(Route):
 
     def _shape(self, pair: tuple) -> tuple[Fraction, Fraction, bool]:
         (laws, _), = self.laws(pair, SympyBackend())
-        found = _mixture(*laws)
+        found = two_point_mixture(*laws, _centres)
         if found is None:
             raise NotComposable(f"X={pair[0]!r} and X'={pair[1]!r}: only a Laplace release against its Poisson "
                                 "subsampling (one law Laplace(c0, b), the other (1 - q) Laplace(c0, b) + q Laplace(c1, b)) "

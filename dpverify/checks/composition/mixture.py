@@ -26,9 +26,8 @@ from ...engine.pld_bounds import Discretised, TooLong, delta_bounds
 from ...engine.pld_gaussian_mellin import Certified, Unreached, certified_delta, chernoff
 from ...engine.pld_gaussian_mixture import compose
 from ...engine.pld_gaussian_tight import one_step_tight
-from ...engine.renyi import exact_number
 from .laplace_mixture import SubsampledLaplace, is_laplace_mixture
-from .routes import NotComposable, Route, route as exact_route
+from .routes import NotComposable, Route, route as exact_route, two_point_mixture
 
 GRIDS = ((500, 0.05, 6.0), (2000, 0.03, 6.5))
 """(grid points per unit of loss, the least output step of a cell and the tails' edge, in standard
@@ -64,27 +63,6 @@ def _centres(weight: Any) -> Optional[tuple[dict, Any]]:
         out[centre] = out.get(centre, 0) + constant
         scales.add(f.noise.scale)
     return (out, scales.pop()) if len(scales) == 1 else None
-
-
-def _mixture(law: dict, law_prime: dict) -> Optional[tuple[sympy.Expr, sympy.Expr, bool]]:
-    """(q, D, added): the rate, the centres' distance in standard deviations, and whether ``law`` is the
-    mixture, when one law is N(c0, s^2) and the other (1 - q) N(c0, s^2) + q N(c1, s^2), in either order;
-    None otherwise."""
-    if len(law) != 1 or list(law) != list(law_prime):
-        return None
-    found = [_centres(w) for w in (*law.values(), *law_prime.values())]
-    if None in found or found[0][1] != found[1][1]:
-        return None
-    (a, scale), (b, _) = found
-    single, mixed = (a, b) if len(a) == 1 else (b, a)
-    if len(single) != 1 or len(mixed) != 2:
-        return None
-    (c0,) = single
-    if c0 not in mixed:
-        return None
-    (c1,) = [c for c in mixed if c != c0]
-    return (exact_number(mixed[c1]), sympy.Abs(exact_number(c1) - exact_number(c0)) / exact_number(scale),
-            len(a) == 2)
 
 
 def route(components: list, point: Point, pairs: list[tuple]) -> Route:
@@ -125,7 +103,7 @@ class SubsampledGaussian(Route):
 
     def _shape(self, pair: tuple) -> tuple[sympy.Expr, sympy.Expr, bool]:
         (laws, _), = self.laws(pair, SympyBackend())
-        found = _mixture(*laws)
+        found = two_point_mixture(*laws, _centres)
         if found is None:
             raise NotComposable(f"X={pair[0]!r} and X'={pair[1]!r}: only a Gaussian release against its Poisson "
                                 "subsampling (one law N(c0, s^2), the other (1 - q) N(c0, s^2) + q N(c1, s^2)) is "

@@ -56,6 +56,29 @@ def _aligned(law: dict, law_prime: dict) -> tuple[list, list]:
     return [law.get(o, zero) for o in outputs], [law_prime.get(o, zero) for o in outputs]
 
 
+def two_point_mixture(law: dict, law_prime: dict, centres: Any) -> Optional[tuple[sympy.Expr, sympy.Expr, bool]]:
+    """(q, t, added) when one law releases one density around c0 and the other the mixture (1 - q) at c0
+    + q at c1 of the same family and scale (``centres(weight)`` reads a weight as ({centre: weight}, scale),
+    or None): the rate q as an exact number (a float's binary value, never a nearby decimal), the
+    centres' distance t in scales, and whether ``law`` is the mixture; None otherwise.  The dominating
+    pair of Poisson subsampling, for the Gaussian and the Laplace mixture routes alike."""
+    if len(law) != 1 or list(law) != list(law_prime):
+        return None
+    found = [centres(w) for w in (*law.values(), *law_prime.values())]
+    if None in found or found[0][1] != found[1][1]:
+        return None
+    (a, scale), (b, _) = found
+    single, mixed = (a, b) if len(a) == 1 else (b, a)
+    if len(single) != 1 or len(mixed) != 2:
+        return None
+    (c0,) = single
+    if c0 not in mixed:
+        return None
+    (c1,) = [c for c in mixed if c != c0]
+    return (exact_number(mixed[c1]), sympy.Abs(exact_number(c1) - exact_number(c0)) / exact_number(scale),
+            len(a) == 2)
+
+
 def runs(components: list) -> str:
     """How the composition is described in an event: "20" or "20 + 3" runs."""
     return " + ".join(str(times) for _, times, _ in components)
