@@ -95,8 +95,8 @@ def test_pld_accountant_ignores_count_for_randomized_response():
     exact = rr_delta(KEEP, 100, Rational(2))
     assert once.get_delta(2.0) == 0 < exact  # the under-report is real
     assert exact <= looped.get_delta(2.0) <= exact * 1.05
-    spec = dp.spec(_rr, universe=BIT, claims=[reported_deltas(once.get_delta, [2.0], 100, "bug"),
-                                              reported_deltas(looped.get_delta, [2.0], 100, "loop")])
+    spec = dp.spec(_rr, universe=BIT, claims=[reported_deltas(once.get_delta, [2.0], 100, "bug", source="once"),
+                                              reported_deltas(looped.get_delta, [2.0], 100, "loop", source="loop")])
     assert _statuses(spec) == ["refuted", "verified"]
 
 
@@ -147,8 +147,8 @@ def test_planted_under_report_is_refuted_and_over_report_verified():
     exact = rr_delta(KEEP, 100, Rational(2))
     below = float(exact * (1 - mpmath.mpf(10) ** -9))
     above = float(exact * (1 + mpmath.mpf(10) ** -9))
-    spec = dp.spec(_rr, universe=BIT, claims=[reported_deltas(lambda e: below, [2.0], 100, "below"),
-                                              reported_deltas(lambda e: above, [2.0], 100, "above")])
+    spec = dp.spec(_rr, universe=BIT, claims=[reported_deltas(lambda e: below, [2.0], 100, "below", source="below"),
+                                              reported_deltas(lambda e: above, [2.0], 100, "above", source="above")])
     points = dp.check(spec)
     assert [p.status.value for p in points] == ["refuted", "verified"]
     witness = points[0].witness
@@ -162,8 +162,8 @@ def test_planted_gaussian_epsilon_too_small_is_refuted():
     acc = PLDAccountant()
     acc.compose(dp_event.GaussianDpEvent(noise_multiplier=10.0), 100)
     spec = dp.spec(_gaussian, universe=ADD_REMOVE,
-                   claims=[reported_epsilon(lambda d: acc.get_epsilon(d) * 0.99, 1e-6, 100, "low"),
-                           reported_epsilon(acc.get_epsilon, 1e-6, 100, "reported")])
+                   claims=[reported_epsilon(lambda d: acc.get_epsilon(d) * 0.99, 1e-6, 100, "low", source="low"),
+                           reported_epsilon(acc.get_epsilon, 1e-6, 100, "reported", source="reported")])
     assert _statuses(spec) == ["refuted", "verified"]
 
 
@@ -175,7 +175,7 @@ def test_spec_files_reach_their_expectations():
     assert not any(s.error for s in report.specs)
     assert all(c.as_expected for c in claims.values()), [k for k, c in claims.items() if not c.as_expected]
     refuted = sorted(k for k, c in claims.items() if c.status.value == "refuted")
-    assert refuted == sorted([("rr_pld", f"pld_{w}_T{t}") for w in ("delta", "epsilon") for t in (10, 100, 1000)]
+    assert refuted == sorted([("randomized_response", f"pld_{w}_T{t}") for w in ("delta", "epsilon") for t in (10, 100, 1000)]
                              + [("rr_prv", "upper_epsilon_T100"), ("rr_prv", "upper_delta_T1000"),
                                 ("rr_prv", "upper_epsilon_T1000"), ("rr_prv", "upper_delta_T100_fine"),
                                 ("rr_prv", "upper_epsilon_T100_fine"),
@@ -197,8 +197,9 @@ def test_report_comparison_table():
     from dpverify.report.sections_accounting import ratio, verdict
     from dpverify.options import Options
     from dpverify.runner import check_paths
-    report = check_paths([str(SPEC_DIR / "google_dp_accounting.py")], Options(), spec_filter="rr_pld_looped")
-    claim = next(c for s in report.specs for c in s.claims if c.claim_id == "pld_delta_T100")
+    report = check_paths([str(SPEC_DIR / "google_dp_accounting.py")], Options(), spec_filter="randomized_response",
+                         claim_filter="pld_looped_delta_T100")
+    claim = next(c for s in report.specs for c in s.claims if c.claim_id == "pld_looped_delta_T100")
     table = [b for b in sections.blocks_for(claim, None, Context("t", lambda text: text)) if isinstance(b, Table)][-1]
     assert table.headers[5:] == ("ratio", "verdict")
     assert [row[2] for row in table.rows] == ["2", "4"] and all(row[6] == "slack" for row in table.rows)

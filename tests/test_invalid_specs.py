@@ -56,6 +56,8 @@ CASES = {
     "claim symbol not in grid": (RR + "d = dp.symbol('d', positive=True)\n"
                                  f"s = dp.spec(mech, universe={UNIVERSE}, grid={{eps: [1]}},"
                                  " claims=[dp.private(eps, d)])\n", 7, "grid does not give"),
+    "profile source not a name": (RR + "c = dp.profile(at=[1], delta=Fraction(1, 10), source=3)\n", 6,
+                                  "source=3 is not a name"),
 }
 
 

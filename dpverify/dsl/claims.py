@@ -279,6 +279,7 @@ class Profile(Claim):
     deltas: tuple = ()
     times: int = 1
     also: tuple = ()  # (program, runs) composed with the mechanism's runs, on the same datasets
+    source: Optional[str] = None  # who stated the deltas (an accountant, a paper): the report compares sources
     kind = "profile"
 
     def describe(self) -> str:
@@ -291,11 +292,15 @@ class Profile(Claim):
 @call_help("dp.profile(at=[1, 2], delta=Rational(1, 10**5), times=100) or dp.profile(at=[1, 2], delta=[d1, d2])",
            at="the epsilons where delta is claimed, e.g. [1, 2] or [eps, 2*eps]",
            delta="the claimed delta: one value for every epsilon, or a list as long as at=")
-def profile(at: Any, delta: Any, *, times: int = 1, also: Any = (), id: Optional[str] = None,
-            expect: Optional[str] = None) -> Profile:
+def profile(at: Any, delta: Any, *, times: int = 1, also: Any = (), source: Optional[str] = None,
+            id: Optional[str] = None, expect: Optional[str] = None) -> Profile:
     """Claim delta_T(eps) <= delta at every eps of ``at`` for the ``times``-fold composition of the
     mechanism (independent runs on the same neighbouring pair), composed also with every program of
     ``also`` (a program with the mechanism's signature, run once, or a pair (program, runs)).
+
+    ``source`` names who stated the deltas (e.g. ``"dp_accounting PLDAccountant"``): it decides nothing,
+    but the report draws every source's claims of one composition in one plot against the exact
+    delta_T(eps), with one table of their ratios.
 
     >>> import dpverify as dp
     >>> from sympy import Rational
@@ -322,6 +327,9 @@ def profile(at: Any, delta: Any, *, times: int = 1, also: Any = (), id: Optional
     for d in deltas:
         if d.is_number and not (d.is_nonnegative and (d <= 1) is sympy.true):
             raise SpecError(f"profile: delta={d} must lie in [0, 1]", "use a delta between 0 and 1")
+    if source is not None and (not isinstance(source, str) or not source.strip()):
+        raise SpecError(f"profile: source={source!r} is not a name",
+                        "name who stated the deltas as a string, e.g. source='dp_accounting PLDAccountant'")
     others = []
     for item in (also if isinstance(also, (list, tuple)) and not (len(also) == 2 and isinstance(also[1], int)
                                                                   and callable(also[0])) else [also]):
@@ -330,7 +338,8 @@ def profile(at: Any, delta: Any, *, times: int = 1, also: Any = (), id: Optional
             raise SpecError(f"profile: also contains {item!r}, which is not a program or a pair (program, runs)",
                             "pass programs with the mechanism's signature, e.g. also=[other] or also=[(other, 10)]")
         others.append((program, runs))
-    return Profile(epsilons=epsilons, deltas=deltas, times=times, also=tuple(others), id=id, expect=expect)
+    return Profile(epsilons=epsilons, deltas=deltas, times=times, also=tuple(others), source=source, id=id,
+                   expect=expect)
 
 
 @dataclass(frozen=True)

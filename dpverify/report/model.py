@@ -28,6 +28,7 @@ from ..results import Report, SpecReport
 from .blocks import Block, Pairs, Table, WitnessBox
 from .section_parts import Context, source_of
 from .sections import blocks_for
+from .sections_sources import compared
 from .statements import Part, statement
 
 ASSUMPTIONS = (
@@ -88,6 +89,7 @@ class SpecPage:
     universe: Optional[Pairs] = None
     grid: Optional[Table] = None
     claims: list[ClaimView] = field(default_factory=list)
+    sources: list[Block] = field(default_factory=list)  # every source's reported deltas against the exact profile
     error: Optional[str] = None
     pinned: Optional[Pairs] = None
 
@@ -184,6 +186,7 @@ def _page(s: SpecReport, slug: str, settings: Settings) -> SpecPage:
         page.grid = _grid(spec)
     ctx = Context(slug, lambda text: scrub(text, settings.timings))
     declared = {c.id: c for c in spec.claims} if spec is not None else {}
+    page.sources = compared([(c, declared.get(c.claim_id)) for c in s.claims], ctx)
     anchors: set[str] = set()
     for c in s.claims:
         view = _claim(c, declared.get(c.claim_id), ctx, settings)

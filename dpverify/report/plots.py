@@ -48,6 +48,17 @@ def _figure(width: float, height: float) -> Figure:
         return Figure(figsize=(width, height), dpi=72)
 
 
+def delta_against_epsilon(fig: Figure, ax: Any, ylabel: str, key: str) -> str:
+    """Finish a plot of delta against eps (log-scaled delta, light grid, small legend) as SVG."""
+    ax.set_xlabel("ε")
+    ax.set_ylabel(ylabel)
+    ax.set_yscale("log")
+    ax.grid(True, linewidth=0.4, color="#dddddd")
+    ax.legend(frameon=False, fontsize=6)
+    fig.tight_layout()
+    return _svg(fig, key)
+
+
 def epsilon_plot(points: Sequence[tuple[float, float, str]], key: str, title: str = "") -> str:
     """Achieved epsilon against claimed epsilon, one marker per grid point, with the diagonal.
 

@@ -31,7 +31,7 @@ def blocks_for(claim: ClaimResult, decl: Optional[Claim], ctx: Context) -> list[
     sampling a black box gets the statistical audit's section whatever its kind (``private`` too)."""
     if sections_audits.sampled(claim):
         return sections_audits.statistical(claim, decl, ctx)
-    return SECTIONS.get(claim.kind, generic)(claim, decl, ctx) + sections_accounting.comparison(claim, ctx)
+    return SECTIONS.get(claim.kind, generic)(claim, decl, ctx) + sections_accounting.comparison(claim, decl, ctx)
 
 
 def generic(claim: ClaimResult, decl: Optional[Claim], ctx: Context) -> list[Block]:

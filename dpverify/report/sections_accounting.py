@@ -5,22 +5,28 @@ reported.  This table divides it by the exact delta_T(eps) and says per row what
 of at least 1 is slack (the claim holds with that margin), below 1 an under-report (the reported
 delta is smaller than the exact one: a violation).  Where the exact value is only enclosed (Laplace
 releases) the row compares with both ends and says "undecided" when the claim falls between them.
-Appended to the profile section by :func:`.sections.blocks_for`; other kinds of claims get nothing.
+Appended to the profile section by :func:`.sections.blocks_for`; other kinds of claims get nothing, nor
+do claims that name their source (the page compares those in :mod:`.sections_sources`).
 """
 from __future__ import annotations
 
 from decimal import Decimal, InvalidOperation
 from typing import Optional
 
+from ..dsl.claims import Claim
 from ..evidence import ProfileEvidence, ProfileRow
 from ..results import ClaimResult
 from .blocks import Block, Table
 from .section_parts import Context, params, short
 
 
-def comparison(claim: ClaimResult, ctx: Context) -> list[Block]:
-    """The reported (claimed) delta, the exact delta and their ratio, per point and eps of a profile claim."""
-    rows = tuple((params(p), str(p.evidence.times), short(r.epsilon), short(_exact(r)), short(r.claimed),
+def comparison(claim: ClaimResult, decl: Optional[Claim], ctx: Context) -> list[Block]:
+    """The reported (claimed) delta, the exact delta and their ratio, per point and eps of a profile claim
+    -- unless the claim names its source, whose rows the page's comparison of sources already shows
+    (:mod:`.sections_sources`)."""
+    if getattr(decl, "source", None) is not None:
+        return []
+    rows = tuple((params(p), str(p.evidence.times), short(r.epsilon), short(exact_of(r)), short(r.claimed),
                   ratio(r), verdict(r))
                  for p in claim.points if isinstance(p.evidence, ProfileEvidence) for r in p.evidence.rows or [])
     if claim.kind != "profile" or not rows:
@@ -47,7 +53,8 @@ def _bounds(row: ProfileRow) -> tuple[Optional[Decimal], Optional[Decimal]]:
     return _number(row.achieved_lower), _number(row.achieved_upper)
 
 
-def _exact(row: ProfileRow) -> Optional[str]:
+def exact_of(row: ProfileRow) -> Optional[str]:
+    """The exact delta as a decimal string, or the upper end of its enclosure."""
     return row.achieved if row.achieved is not None else row.achieved_upper
 
 
@@ -64,7 +71,8 @@ def verdict(row: ProfileRow) -> str:
 
 
 def ratio(row: ProfileRow) -> str:
-    """claimed / exact to 4 significant digits (to the upper end for slack, the lower for an under-report)."""
+    """claimed / exact to 4 significant digits (to the upper end for slack, the lower for an under-report);
+    within 5e-4 of 1 as "1 + r" or "1 − r"."""
     low, high = _bounds(row)
     claimed = _number(row.claimed)
     if claimed is None or low is None or high is None:
@@ -72,7 +80,10 @@ def ratio(row: ProfileRow) -> str:
     base = low if claimed < low else high
     if base == 0:
         return "–" if claimed == 0 else "∞"
-    return f"{float(claimed / base):.4g}"
+    value = claimed / base
+    if value != 1 and abs(value - 1) < Decimal("0.0005"):  # "1" would hide an under-report or a sliver of slack
+        return f"1 {'+' if value > 1 else '−'} {float(abs(value - 1)):.2g}"
+    return f"{float(value):.4g}"
 
 
-__all__ = ["comparison", "ratio", "verdict"]
+__all__ = ["comparison", "exact_of", "ratio", "verdict"]

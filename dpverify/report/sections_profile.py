@@ -16,7 +16,7 @@ from ..evidence import ProfileEvidence
 from ..results import ClaimResult
 from .blocks import Block, Figure, Table
 from .profile_text import achieved
-from .plots import _BASE_RC, COLOURS, _figure, _svg
+from .plots import _BASE_RC, COLOURS, _figure, delta_against_epsilon
 from .section_parts import Context, boxed, params, point_messages, section, short, to_float, witness_box, witness_items
 
 METHODS = {"lattice": "exact (polynomial power on a lattice of losses)",
@@ -68,13 +68,7 @@ def curves(panels: Sequence[tuple[str, ProfileEvidence]], statuses: Sequence[str
             if marks:
                 ax.scatter([x for x, _ in marks], [y for _, y in marks], color=COLOURS.get(status, "#555555"),
                            marker="x", zorder=3, label=f"{label}: claimed")
-        ax.set_xlabel("ε")
-        ax.set_ylabel("δ(ε) (log scale; zeros not drawn)")
-        ax.set_yscale("log")
-        ax.grid(True, linewidth=0.4, color="#dddddd")
-        ax.legend(frameon=False, fontsize=6)
-        fig.tight_layout()
-        return _svg(fig, key)
+        return delta_against_epsilon(fig, ax, "δ(ε) (log scale; zeros not drawn)", key)
 
 
 __all__ = ["curves", "profile"]

@@ -76,10 +76,9 @@ def render(report: Report, settings: Settings, exit_code: int) -> dict[str, str]
     for page in site.pages:
         files[page.markdown] = markdown.render_page(site, page, md_env)
         files[page.html] = html.render_page(site, page, html_env)
-        for claim in page.claims:
-            for block in claim.blocks:
-                if isinstance(block, Figure):
-                    files[f"figures/{block.name}.svg"] = block.svg
+        for block in [*page.sources, *(block for claim in page.claims for block in claim.blocks)]:
+            if isinstance(block, Figure):
+                files[f"figures/{block.name}.svg"] = block.svg
     files["index.md"] = markdown.render_index(site, md_env)
     files["index.html"] = html.render_index(site, html_env)
     names = sorted([*files, "report.json"])

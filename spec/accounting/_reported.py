@@ -27,13 +27,14 @@ def exact(x: float) -> sympy.Rational:
 
 
 def reported_deltas(get_delta: Callable[[float], float], epsilons: Sequence[float], times: int, id: str,
-                    expect: Optional[str] = None) -> dp.Profile:
-    """delta_T(eps) <= get_delta(eps) at every eps of ``epsilons`` (the accountant's own answers)."""
+                    expect: Optional[str] = None, *, source: str) -> dp.Profile:
+    """delta_T(eps) <= get_delta(eps) at every eps of ``epsilons`` (the accountant ``source``'s own answers)."""
     return dp.profile(at=[exact(e) for e in epsilons], delta=[exact(get_delta(e)) for e in epsilons],
-                      times=times, id=id, expect=expect)
+                      times=times, source=source, id=id, expect=expect)
 
 
 def reported_epsilon(get_epsilon: Callable[[float], float], delta: float, times: int, id: str,
-                     expect: Optional[str] = None) -> dp.Profile:
-    """delta_T(get_epsilon(delta)) <= delta: the accountant's epsilon at ``delta`` must achieve it."""
-    return dp.profile(at=[exact(get_epsilon(delta))], delta=exact(delta), times=times, id=id, expect=expect)
+                     expect: Optional[str] = None, *, source: str) -> dp.Profile:
+    """delta_T(get_epsilon(delta)) <= delta: the accountant ``source``'s epsilon at ``delta`` must achieve it."""
+    return dp.profile(at=[exact(get_epsilon(delta))], delta=exact(delta), times=times, source=source, id=id,
+                      expect=expect)

@@ -32,7 +32,7 @@ reported delta / exact delta):
   (T = 1000) against the 1e-6 asked for.  Each claim is kept with ``expect="refuted"``; the witness is
   the composed event S with P(S|X), P(S|X') recomputed at twice the precision.  Composing
   ``SelfComposedDpEvent(event, T)`` reaches the same branch: same answer.  The workaround holds
-  (spec ``rr_pld_looped``: ``compose(event)`` called T times): ratio 1.004 to 1.05 on get_delta
+  (claims ``pld_looped_*``: ``compose(event)`` called T times): ratio 1.004 to 1.05 on get_delta
   (T = 1000, delta(10): 0.221688 against 0.217729), and get_epsilon(1e-6) = 1.25144 / 6.18243 /
   25.9108 where the exact delta is 3.40e-7 / 9.80e-7 / 9.46e-7.
 * PLDAccountant on the Gaussian: holds, and almost exactly -- ratio - 1 between 5e-14 and 1e-12 for
@@ -102,42 +102,38 @@ def composed(accountant, event, times, **kwargs):
 
 def claims(accountant, event, epsilons, times, name, expect=None, **kwargs):
     acc = composed(accountant, event, times, **kwargs)
-    return [reported_deltas(acc.get_delta, epsilons, times, f"{name}_delta_T{times}", expect),
-            reported_epsilon(acc.get_epsilon, DELTA, times, f"{name}_epsilon_T{times}", expect)]
+    source = f"dp_accounting {accountant.__name__}, compose(event, {times})"
+    return [reported_deltas(acc.get_delta, epsilons, times, f"{name}_delta_T{times}", expect, source=source),
+            reported_epsilon(acc.get_epsilon, DELTA, times, f"{name}_epsilon_T{times}", expect, source=source)]
 
 
 RR_EVENT = dp_event.RandomizedResponseDpEvent(noise_parameter=NOISE, num_buckets=2)
 REPLACE = {"neighboring_relation": NeighboringRelation.REPLACE_ONE}
 
-rr_pld = dp.spec(rr, name="rr_pld", universe=BIT,
-                 claims=[c for t in TIMES for c in claims(PLDAccountant, RR_EVENT, RR_EPS[t], t, "pld",
-                                                          expect="refuted", **REPLACE)])
+LOOPED = "dp_accounting PLDAccountant, compose(event) T times"
+
 
 def looped(times):
     """The workaround: the same event composed one at a time, ``times`` calls of ``compose(event)``."""
     acc = PLDAccountant(**REPLACE)
     for _ in range(times):
         acc.compose(RR_EVENT)
-    return acc
+    return [reported_deltas(acc.get_delta, RR_EPS[times], times, f"pld_looped_delta_T{times}", source=LOOPED),
+            reported_epsilon(acc.get_epsilon, DELTA, times, f"pld_looped_epsilon_T{times}", source=LOOPED)]
 
 
-rr_pld_looped = dp.spec(rr, name="rr_pld_looped", universe=BIT,
-                        claims=[c for t in TIMES for c in (
-                            reported_deltas(looped(t).get_delta, RR_EPS[t], t, f"pld_delta_T{t}"),
-                            reported_epsilon(looped(t).get_epsilon, DELTA, t, f"pld_epsilon_T{t}"))])
-
-rr_rdp = dp.spec(rr, name="rr_rdp", universe=BIT,
-                 claims=[c for t in TIMES for c in claims(RdpAccountant, RR_EVENT, RR_EPS[t], t, "rdp", **REPLACE)])
+randomized_response = dp.spec(rr, name="randomized_response", universe=BIT, claims=[
+    c for t in TIMES for c in (claims(PLDAccountant, RR_EVENT, RR_EPS[t], t, "pld", expect="refuted", **REPLACE)
+                               + looped(t) + claims(RdpAccountant, RR_EVENT, RR_EPS[t], t, "rdp", **REPLACE))])
 
 GAUSS_EVENT = dp_event.GaussianDpEvent(noise_multiplier=SIGMA)
 
-gaussian_pld = dp.spec(gaussian_sum, name="gaussian_pld", universe=ADD_REMOVE,
-                       claims=[c for t in TIMES for c in claims(PLDAccountant, GAUSS_EVENT, GAUSS_EPS[t], t, "pld")])
-
-gaussian_rdp = dp.spec(gaussian_sum, name="gaussian_rdp", universe=ADD_REMOVE,
-                       claims=[c for t in TIMES for c in claims(RdpAccountant, GAUSS_EVENT, GAUSS_EPS[t], t, "rdp")])
+gaussian = dp.spec(gaussian_sum, name="gaussian", universe=ADD_REMOVE, claims=[
+    c for t in TIMES for c in (claims(PLDAccountant, GAUSS_EVENT, GAUSS_EPS[t], t, "pld")
+                               + claims(RdpAccountant, GAUSS_EVENT, GAUSS_EPS[t], t, "rdp"))])
 
 LAPLACE_RDP = composed(RdpAccountant, dp_event.LaplaceDpEvent(noise_multiplier=LAPLACE_SCALE), 10)
 
 laplace_rdp = dp.spec(laplace_sum, name="laplace_rdp", universe=ADD_REMOVE,
-                      claims=[reported_deltas(LAPLACE_RDP.get_delta, LAPLACE_EPS, 10, "rdp_delta_T10")])
+                      claims=[reported_deltas(LAPLACE_RDP.get_delta, LAPLACE_EPS, 10, "rdp_delta_T10",
+                                              source="dp_accounting RdpAccountant, compose(event, 10)")])

@@ -97,10 +97,11 @@ UPPER = 2
 def upper_claims(prv, epsilons, times, expect=(None, None), eps_error=0.1, name=""):
     """The upper delta at each eps, and delta_T at the upper epsilon for DELTA; ``expect`` for each."""
     acc = accountant(prv, times, eps_error)
+    source = f"prv-accountant PRVAccountant upper bound, eps_error {eps_error}"
     return [reported_deltas(lambda e: acc.compute_delta(e, [times])[UPPER], epsilons, times,
-                            f"upper_delta_T{times}{name}", expect[0]),
+                            f"upper_delta_T{times}{name}", expect[0], source=source),
             reported_epsilon(lambda d: acc.compute_epsilon(d, [times])[UPPER], DELTA, times,
-                             f"upper_epsilon_T{times}{name}", expect[1])]
+                             f"upper_epsilon_T{times}{name}", expect[1], source=source)]
 
 
 RR_PRV = PureDPMechanism(eps=EPS0)
@@ -118,4 +119,5 @@ LAPLACE = accountant(LaplaceMechanism(mu=MU), 10)
 
 laplace_prv = dp.spec(laplace_sum, name="laplace_prv", universe=ADD_REMOVE,
                       claims=[reported_deltas(lambda e: LAPLACE.compute_delta(e, [10])[UPPER], LAPLACE_EPS, 10,
-                                              "upper_delta_T10")])
+                                              "upper_delta_T10",
+                                              source="prv-accountant PRVAccountant upper bound, eps_error 0.1")])

@@ -87,17 +87,22 @@ RR = odp.m.make_randomized_response_bool(KEEP)
 
 rr_basic = dp.spec(rr, name="rr_basic", universe=BIT,
                    claims=[dp.profile(at=[exact(odp.c.make_composition([RR] * t).map(1))], delta=0, times=t,
-                                      id=f"basic_composition_T{t}") for t in TIMES])
+                                      source="OpenDP make_composition", id=f"basic_composition_T{t}")
+                           for t in TIMES])
 
 GAUSSIAN = (odp.atom_domain(T=float, nan=False), odp.absolute_distance(T=float)) >> odp.m.then_gaussian(SIGMA)
+
+
+PROFILE = "OpenDP make_zCDP_to_approxDP (its delta(eps) curve)"
+FIXED = "OpenDP make_fix_delta"
 
 
 def gaussian_claims(times):
     approx = odp.c.make_zCDP_to_approxDP(odp.c.make_composition([GAUSSIAN] * times))
     curve = approx.map(1.0)
     fixed_eps, fixed_delta = odp.c.make_fix_delta(approx, DELTA).map(1.0)
-    return [reported_deltas(curve.delta, GAUSS_EPS[times], times, f"profile_delta_T{times}"),
-            reported_epsilon(lambda d: fixed_eps, fixed_delta, times, f"fix_delta_T{times}")]
+    return [reported_deltas(curve.delta, GAUSS_EPS[times], times, f"profile_delta_T{times}", source=PROFILE),
+            reported_epsilon(lambda d: fixed_eps, fixed_delta, times, f"fix_delta_T{times}", source=FIXED)]
 
 
 gaussian_zcdp = dp.spec(gaussian_sum, name="gaussian_zcdp", universe=ADD_REMOVE,
@@ -123,8 +128,8 @@ def laplace_claims(times):
     approx = odp.c.make_zCDP_to_approxDP(odp.c.make_composition([LAPLACE_ZCDP] * times))
     curve = approx.map(1.0)
     fixed_eps, fixed_delta = odp.c.make_fix_delta(approx, DELTA).map(1.0)
-    return [reported_deltas(curve.delta, LAPLACE_EPS[times], times, f"zcdp_profile_delta_T{times}"),
-            reported_epsilon(lambda d: fixed_eps, fixed_delta, times, f"zcdp_fix_delta_T{times}")]
+    return [reported_deltas(curve.delta, LAPLACE_EPS[times], times, f"zcdp_profile_delta_T{times}", source=PROFILE),
+            reported_epsilon(lambda d: fixed_eps, fixed_delta, times, f"zcdp_fix_delta_T{times}", source=FIXED)]
 
 
 laplace_zcdp = dp.spec(laplace_sum, name="laplace_zcdp", universe=ADD_REMOVE,

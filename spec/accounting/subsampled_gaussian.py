@@ -74,18 +74,21 @@ def dpsgd_step(data):
 def dp_accounting_claims(accountant, times, name, epsilon=True):
     acc = accountant()
     acc.compose(EVENT, times)
-    out = [reported_deltas(acc.get_delta, [EPS], times, f"{name}_delta_T{times}")]
+    source = f"dp_accounting {accountant.__name__}"
+    out = [reported_deltas(acc.get_delta, [EPS], times, f"{name}_delta_T{times}", source=source)]
     if epsilon:
-        out.append(reported_epsilon(acc.get_epsilon, DELTA, times, f"{name}_epsilon_T{times}"))
+        out.append(reported_epsilon(acc.get_epsilon, DELTA, times, f"{name}_epsilon_T{times}", source=source))
     return out
 
 
 def prv_claims(times):
     acc = PRVAccountant(prvs=[PoissonSubsampledGaussianMechanism(noise_multiplier=SIGMA, sampling_probability=Q)],
                         max_self_compositions=[times], eps_error=0.1, delta_error=1e-10)
-    return [reported_deltas(lambda e: acc.compute_delta(e, [times])[UPPER], [EPS], times, f"prv_upper_delta_T{times}"),
+    source = "prv-accountant PRVAccountant upper bound"
+    return [reported_deltas(lambda e: acc.compute_delta(e, [times])[UPPER], [EPS], times, f"prv_upper_delta_T{times}",
+                            source=source),
             reported_epsilon(lambda d: acc.compute_epsilon(d, [times])[UPPER], DELTA, times,
-                             f"prv_upper_epsilon_T{times}")]
+                             f"prv_upper_epsilon_T{times}", source=source)]
 
 
 

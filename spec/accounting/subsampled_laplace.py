@@ -69,9 +69,10 @@ def pld_claims(times, interval, expect=None):
     acc = PLDAccountant(NeighboringRelation.ADD_OR_REMOVE_ONE, value_discretization_interval=interval)
     acc.compose(EVENT, times)
     name = f"pld{'' if interval == INTERVALS[0] else '_coarse'}"
+    source = f"dp_accounting PLDAccountant, value_discretization_interval {interval}"
     return [reported_deltas(acc.get_delta, [EPS[times]], times, f"{name}_delta_T{times}",
-                            expect if times == 1 else None),
-            reported_epsilon(acc.get_epsilon, DELTA, times, f"{name}_epsilon_T{times}")]
+                            expect if times == 1 else None, source=source),
+            reported_epsilon(acc.get_epsilon, DELTA, times, f"{name}_epsilon_T{times}", source=source)]
 
 
 def halved(times):
@@ -79,7 +80,8 @@ def halved(times):
     acc = PLDAccountant(NeighboringRelation.ADD_OR_REMOVE_ONE)
     acc.compose(EVENT, times)
     return dp.profile(at=[exact(EPS[times])], delta=exact(acc.get_delta(EPS[times])) / 2, times=times,
-                      id=f"halved_delta_T{times}", expect="refuted")
+                      source="half of dp_accounting PLDAccountant (mis-stated)", id=f"halved_delta_T{times}",
+                      expect="refuted")
 
 
 CLAIMS = ([c for t in (1, 2) for i in INTERVALS for c in pld_claims(t, i, "refuted" if i == INTERVALS[1] else None)] + pld_claims(10, INTERVALS[1])[:1]
