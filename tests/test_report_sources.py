@@ -127,3 +127,12 @@ def test_source_must_be_a_name():
     with pytest.raises(dp.SpecError, match="not a name"):
         dp.profile(at=[1], delta=Fraction(1, 2), source="  ")
     assert dp.profile(at=[1], delta=Fraction(1, 2), source="paper, Thm 3").source == "paper, Thm 3"
+
+
+def test_a_reported_float_reads_as_the_float():
+    """An accountant's answer is claimed as the float's exact binary value; the statement prints the float's
+    shortest repr (which names that value exactly), not a 40-digit fraction; other rationals stay as they are."""
+    reported = Fraction(2.7320101108370499e-09)
+    claim = dp.profile(at=[1], delta=sympy.Rational(reported.numerator, reported.denominator), times=10)
+    assert claim.describe() == "10-fold: delta(1) <= 2.73201011083705e-09"
+    assert dp.profile(at=[sympy.Rational(1, 3)], delta=sympy.Rational(1, 10)).describe() == "delta(1/3) <= 1/10"

@@ -283,7 +283,7 @@ class Profile(Claim):
     kind = "profile"
 
     def describe(self) -> str:
-        pairs = ", ".join(f"delta({e}) <= {d}" for e, d in zip(self.epsilons, self.deltas))
+        pairs = ", ".join(f"delta({_readable(e)}) <= {_readable(d)}" for e, d in zip(self.epsilons, self.deltas))
         others = "".join(f" + {getattr(p, '__name__', 'program')} x {t}" for p, t in self.also)
         runs = "" if self.times == 1 and not others else f"{self.times}-fold{others}: "
         return _short(f"{runs}{pairs}")
@@ -458,6 +458,16 @@ class Inequality(Claim):
 
     def describe(self) -> str:
         return _short(f"{self.lhs} {'<' if self.strict else '<='} {self.rhs}")
+
+
+def _readable(value: sympy.Expr) -> str:
+    """A number as a claim prints it: a float's exact binary value (a rational over 2^k, as an accountant's
+    answer becomes) by the float's shortest repr, which names that value and no other; else as sympy does."""
+    if isinstance(value, sympy.Rational) and not value.is_Integer and value.q & (value.q - 1) == 0 and value.q >= 2 ** 16:
+        number = float(value)
+        if sympy.Rational(number) == value:
+            return repr(number)
+    return str(value)
 
 
 def _short(text: str, width: int = 100) -> str:
