@@ -303,3 +303,37 @@ def test_a_refutation_off_the_grid_prints_a_positive_eps() -> None:
     assert result.status.value == "refuted", result.message
     shown = result.message.split("fails for eps = ")[1].split(" ")[0]
     assert 0 < float(shown) < 1e-60 / 3, shown
+
+
+def _close_laws(data, eps):
+    """Bernoulli(p) on (0,) and Bernoulli(p (1 - 10^-60)) on (1,): two laws that agree to 60 digits.  The unused
+    second draw is what made their 50-digit enclosures identical (found by tests/test_fuzz_divergence.py)."""
+    p = dp.exp(eps) / (1 + dp.exp(eps))
+    z1 = dp.bernoulli((p, p * (1 - Fraction(1, 10 ** 60)))[data[0]])
+    dp.bernoulli(Fraction(1, 3))
+    return z1
+
+
+def test_laws_with_equal_enclosures_are_not_merged() -> None:
+    """Equal enclosures that are not points prove nothing: grouping these two laws as one dropped the pair
+    between them, and every claim below was `verified` on no pair (the true values are all positive:
+    D_2 = 1.65e-120, the achieved eps 1.65e-60, TV 6.2e-61)."""
+    spec = dp.spec(_close_laws, universe=ONE, grid={eps: [R(1, 2)]}, claims=[
+        dp.renyi(2, R(1, 10 ** 200), id="renyi"), dp.zcdp(R(1, 10 ** 200), id="zcdp"),
+        dp.profile(at=[0], delta=0, id="profile"), dp.private(R(1, 10 ** 100), id="pure"),
+        dp.private(0, delta=R(1, 10 ** 70), id="approx")])
+    results = dict(zip(("renyi", "zcdp", "profile", "pure", "approx"),
+                       (r.status.value for r in dp.check(spec, proofs=False))))
+    assert "verified" not in results.values() and "proved" not in results.values(), results
+    assert results["pure"] == results["approx"] == "refuted"
+
+
+def test_pinned_laws_are_still_grouped() -> None:
+    """Weights the reading pins down (point enclosures: exact binary numbers) still group equal laws, and a
+    weight that is not pinned keys its dataset alone."""
+    from dpverify.engine.reading import law_key
+    backend = IntervalBackend(50)
+    half = {0: backend.num(Fraction(1, 2)), 1: backend.num(Fraction(1, 2))}
+    third = {0: backend.num(Fraction(1, 3)), 1: backend.num(Fraction(2, 3))}
+    assert law_key(half, backend, 0) == law_key(dict(half), backend, 7)
+    assert law_key(third, backend, 0) != law_key(dict(third), backend, 1)

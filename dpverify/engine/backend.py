@@ -67,6 +67,11 @@ class Backend:
         """A hashable stand-in, equal for equal weights (for caching)."""
         raise NotImplementedError
 
+    def exact_key(self, value: Any) -> Optional[Hashable]:
+        """A hashable stand-in equal only for exactly equal values, or None when this reading does not
+        pin the value down (then equal keys prove nothing)."""
+        raise NotImplementedError
+
 
 _WORKING_DIGITS = (100, 2_000, 20_000)
 """The working precisions (digits) sympy may use to pin an exact number down, tried in order."""
@@ -200,6 +205,12 @@ class IntervalBackend(Backend):
     def key(self, value: Any) -> Hashable:
         return self.num(value)._mpi_
 
+    def exact_key(self, value: Any) -> Optional[Hashable]:
+        """The enclosure when it is a point (an exact binary number); None otherwise: two values that
+        differ below the working precision can share an enclosure that is not a point."""
+        a, b = self.num(value)._mpi_
+        return (a, b) if a == b else None
+
 
 class SympyBackend(Backend):
     """Exact sympy expressions (slow; for deciding ties and for symbolic readings)."""
@@ -241,6 +252,9 @@ class SympyBackend(Backend):
         return exact_sign(self.num(value))
 
     def key(self, value: Any) -> Hashable:
+        return self.num(value)
+
+    def exact_key(self, value: Any) -> Optional[Hashable]:
         return self.num(value)
 
 

@@ -33,7 +33,7 @@ from . import pool
 from .backend import IntervalBackend
 from .contract import global_state, state_changed
 from .enumerate import LEAF_BUDGET, Session
-from .reading import Table, _call, _check_mass, all_distributions as local_distributions, weight_key
+from .reading import Table, _call, _check_mass, all_distributions as local_distributions, law_key
 
 MIN_DATASETS = 256
 """Universes with fewer datasets are computed locally (shipping them costs more than computing them)."""
@@ -292,8 +292,8 @@ def _table(program: Callable[..., Any], datasets: list[tuple], results: list, wi
             laws.append(law)
     distinct: dict = {}
     law_of, unique = [], []
-    for data, law in zip(datasets, laws):
-        key = frozenset((o, weight_key(w, backend)) for o, w in law.items())
+    for index, (data, law) in enumerate(zip(datasets, laws)):
+        key = law_key(law, backend, index)
         if key not in distinct:
             distinct[key] = len(unique)
             unique.append(law)

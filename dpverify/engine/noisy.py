@@ -149,15 +149,39 @@ class Density:
                      for c, factors in self.terms)
 
     def key(self, backend: Any) -> Any:
-        return tuple((backend.key(c), tuple((f.noise, f.offset, f.interval, f.joint, f.mix,
-                                             _pw_key(f.function, backend)) for f in factors))
+        return self._key(backend, backend.key)
+
+    def exact_key(self, backend: Any) -> Optional[Any]:
+        """A key equal only for exactly equal densities (every coefficient pinned down by the reading),
+        or None."""
+        try:
+            return self._key(backend, _pinned(backend))
+        except _NotPinned:
+            return None
+
+    def _key(self, backend: Any, key: Any) -> Any:
+        return tuple((key(c), tuple((f.noise, f.offset, f.interval, f.joint, f.mix,
+                                     _pw_key(f.function, key)) for f in factors))
                      for c, factors in self.terms)
 
 
-def _pw_key(f: Optional[pw.Piecewise], backend: Any) -> Any:
+class _NotPinned(Exception):
+    """A coefficient the reading does not pin down (an enclosure that is not a point)."""
+
+
+def _pinned(backend: Any) -> Any:
+    def key(value: Any) -> Any:
+        found = backend.exact_key(value)
+        if found is None:
+            raise _NotPinned
+        return found
+    return key
+
+
+def _pw_key(f: Optional[pw.Piecewise], key: Any) -> Any:
     if f is None:
         return None
-    return (f.cuts, tuple(tuple(sorted((k, backend.key(v)) for k, v in piece.items())) for piece in f.pieces))
+    return (f.cuts, tuple(tuple(sorted((k, key(v)) for k, v in piece.items())) for piece in f.pieces))
 
 
 class State(Protocol):
