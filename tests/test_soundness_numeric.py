@@ -337,3 +337,35 @@ def test_pinned_laws_are_still_grouped() -> None:
     third = {0: backend.num(Fraction(1, 3)), 1: backend.num(Fraction(2, 3))}
     assert law_key(half, backend, 0) == law_key(dict(half), backend, 7)
     assert law_key(third, backend, 0) != law_key(dict(third), backend, 1)
+
+
+def _half_and_less(data, eps):
+    return dp.bernoulli((Fraction(1, 2), Fraction(1, 2) * (1 - Fraction(1, 10 ** 60)))[data[0]])
+
+
+def test_divergence_claims_below_float_range_are_decided_not_errors() -> None:
+    """A claimed order-2 divergence of 10^-400 (below any float) is refuted (D_2 = 4e-120 here), not an internal
+    error from a float division or a float conversion of 10^400; log(1 + 10^-100) holds."""
+    spec = dp.spec(_half_and_less, universe=ONE, grid={eps: [1]}, claims=[
+        dp.renyi(2, sympy.log(1 + R(1, 10 ** 100)), id="holds"), dp.renyi(2, R(1, 10 ** 400), id="false")])
+    statuses = [r.status.value for r in dp.check(spec, proofs=False)]
+    assert statuses == ["verified", "refuted"]
+
+
+def test_a_zcdp_lower_bound_is_a_lower_end() -> None:
+    """'rho at least X' must show a lower end: for laws 10^-60 apart the enclosure of D_alpha / alpha is
+    [0, 7e-47] at 50 digits while the truth is 1.6e-120 -- its upper end is no lower bound."""
+    spec = dp.spec(_half_and_less, universe=ONE, grid={eps: [1]}, claims=[dp.zcdp(R(16, 10 ** 121))])
+    result = only(spec)
+    assert result.status.value != "refuted" and result.evidence.lower_bound
+    assert sympy.Rational(result.evidence.achieved) <= R(16, 10 ** 121)
+
+
+def test_a_delta_sympy_cannot_order_against_one_is_accepted() -> None:
+    """(e^40000 - 3 e^20001) / (e^40000 + 8 e^30000) lies in (0, 1) although sympy's relational cannot say so:
+    a range check refuses only what is certainly out of range."""
+    delta = (sympy.exp(40000) - 3 * sympy.exp(20001)) / (sympy.exp(40000) + 8 * sympy.exp(30000))
+    assert dp.profile(at=[1], delta=delta).deltas == (delta,)
+    assert dp.private(1, delta).delta == delta
+    with pytest.raises(dp.SpecError, match="must lie in"):
+        dp.profile(at=[1], delta=1 + sympy.exp(-40000))

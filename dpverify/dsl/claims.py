@@ -47,6 +47,20 @@ class Claim:
         return self.kind
 
 
+def _certainly_negative(number: sympy.Expr) -> bool:
+    """Whether a constant is certainly below 0: by sympy's assumptions, else by a strict evaluation (whose
+    sign is right when it is not zero).  Undecided is not negative: a range check refuses only what it
+    knows to be out of range, since sympy cannot always order a true delta against 1 (e.g.
+    (e^40000 - 3 e^20001) / (e^40000 + 8 e^30000))."""
+    if number.is_negative is not None:
+        return bool(number.is_negative)
+    try:
+        value = sympy.N(number, 30, strict=True)
+    except Exception:  # PrecisionExhausted and friends: undecided
+        return False
+    return value.is_negative is True
+
+
 def _expression(value: Any, what: str, fn: str) -> sympy.Expr:
     """A claimed value as an exact sympy expression in the parameters (floats refused)."""
     if isinstance(value, float):
@@ -89,7 +103,7 @@ def private(epsilon: Any, delta: Any = 0, *, id: Optional[str] = None,
     dlt = _expression(delta, "delta", "private")
     if eps.is_number and not eps.is_nonnegative:
         raise SpecError(f"private: epsilon={epsilon!r} must be >= 0", "use a non-negative epsilon")
-    if dlt.is_number and not (dlt.is_nonnegative and (dlt < 1) is sympy.true):
+    if dlt.is_number and (_certainly_negative(dlt) or (dlt >= 1) is sympy.true or _certainly_negative(1 - dlt)):
         raise SpecError(f"private: delta={delta!r} must lie in [0, 1)", "use 0 for pure DP or a small delta")
     return Private(epsilon=eps, delta=dlt, id=id, expect=expect)
 
@@ -325,7 +339,7 @@ def profile(at: Any, delta: Any, *, times: int = 1, also: Any = (), source: Opti
         if e.is_number and not e.is_nonnegative:
             raise SpecError(f"profile: the epsilon {e} is negative", "list epsilons >= 0 in at=")
     for d in deltas:
-        if d.is_number and not (d.is_nonnegative and (d <= 1) is sympy.true):
+        if d.is_number and (_certainly_negative(d) or _certainly_negative(1 - d)):
             raise SpecError(f"profile: delta={d} must lie in [0, 1]", "use a delta between 0 and 1")
     if source is not None and (not isinstance(source, str) or not source.strip()):
         raise SpecError(f"profile: source={source!r} is not a name",

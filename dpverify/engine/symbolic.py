@@ -154,7 +154,7 @@ def _within_degree(denominators: set[int]) -> None:
     and builds polynomials of that degree (a claim log(R) + 10^-30 hung the proof for minutes)."""
     lcm = functools.reduce(sympy.ilcm, denominators, 1)
     if lcm > MAX_DEGREE:
-        raise NotRational(f"constant exponentials e^(p/q) share the base e^(1/{int(lcm):.4g}), over the "
+        raise NotRational(f"constant exponentials e^(p/q) share the base e^(1/{sympy.Float(lcm, 4)}), over the "
                           f"proof's budget of degree {MAX_DEGREE}")
 
 

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any, Optional
 
+import mpmath
 import sympy
 
 from ...dsl.params import Point, substitute
@@ -129,12 +130,15 @@ def evidence(kind: str, claimed: sympy.Expr, alpha: Optional[Any], pairs: list[P
 
 
 def tightness(value: Any, claimed: sympy.Expr) -> Optional[str]:
-    """achieved / claimed (a figure, 6 digits), or None when the claim is 0."""
+    """achieved / claimed (a figure, 6 digits), or None when the claim is 0; computed in mpmath, as a float
+    would overflow or vanish for claims such as 10^-400."""
     if claimed == 0:
         return None
     if value == math.inf:
         return "inf"
-    return f"{float(value.mid) / float(sympy.N(claimed, 30)):.6g}"
+    with mpmath.workdps(30):
+        scale = mpmath.mpf(sympy.N(claimed, 30))
+        return None if scale == 0 else mpmath.nstr(mpmath.mpf(value.mid) / scale, 6)
 
 
 def curve(pair: Pair, top: float = 16.0) -> DivergenceCurve:

@@ -62,6 +62,10 @@ class ZcdpCheck:
             top_value, top_alpha = ranked[0][1]
             result.evidence.alpha = "1+" if top_alpha is None else decimal(_rational(top_alpha))
             result.evidence.lower_bound = not (top_value == math.inf or ranked[0][0].divergence.rate() is not None)
+            if result.evidence.lower_bound and number(top_value, probability=False) is None:
+                # "at least" must be a lower end: an enclosure that does not pin the value down (laws that
+                # differ below the working precision) shows its lower end, never its upper one
+                result.evidence.achieved = decimal(top_value.a) if top_value.a > 0 else decimal(0)
         for pair, (value, alpha) in ranked:
             if value == math.inf or value.a > rho_iv.b:
                 refuted = _refute(program, point, claim, pair, rho, alpha, table, result)
