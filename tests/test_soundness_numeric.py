@@ -369,3 +369,14 @@ def test_a_delta_sympy_cannot_order_against_one_is_accepted() -> None:
     assert dp.private(1, delta).delta == delta
     with pytest.raises(dp.SpecError, match="must lie in"):
         dp.profile(at=[1], delta=1 + sympy.exp(-40000))
+
+
+def test_geometric_bases_with_one_enclosure_are_compared_exactly() -> None:
+    """Unclamped geometric tails are lumped only when every dataset uses the same base: equal enclosures that
+    are not points do not show that (bases 10^-60 apart would hide an unbounded loss in the tails)."""
+    from dpverify.engine.primitives import _same_base
+    key = IntervalBackend(50).key(sympy.E)
+    assert not _same_base((key, sympy.E), (key, sympy.E + R(1, 10 ** 60)))
+    assert _same_base((key, sympy.E), (key, sympy.exp(1)))
+    assert _same_base((key, sympy.exp(R(1, 2)) ** 2), (key, sympy.E))
+    assert not _same_base((key, sympy.E), (IntervalBackend(50).key(sympy.pi), sympy.E))

@@ -20,6 +20,7 @@ import sympy
 from ..dsl import laws
 from ..dsl.exact import exact_float
 from ..errors import SpecError
+from .backend import SympyBackend, is_exactly_zero
 from .enumerate import LAWS, Runner, Session
 from .tails import TailInt, engine_keys, geometric_at_least, geometric_at_most
 
@@ -149,6 +150,20 @@ def _subset(law: laws.Subset, session: Session) -> Branches:
     return [(v, session.backend.num(Fraction(c, total))) for v, c in counts.items()]
 
 
+def _same_base(first: tuple, other: tuple) -> bool:
+    """Whether two (key, exact value or None when the key pins the value down) of a geometric base are the
+    same number: the keys differ, no; equal pinned keys, yes; equal enclosures that are not points prove
+    nothing (lumping the tails of two bases 10^-60 apart as one hides an unbounded privacy loss), so then
+    the exact values must be equal or differ by an exact zero."""
+    if first[0] != other[0]:
+        return False
+    x, y = first[1], other[1]
+    if x is None or y is None or x is y or x == y:
+        return True
+    exact = SympyBackend()
+    return is_exactly_zero(exact.num(x) - exact.num(y))
+
+
 def _geometric(law: laws.Geometric, session: Session) -> Branches:
     """value + Z, P(Z = k) = (a-1)/(a+1) a^-|k|, clamped sides carrying their tail mass; unclamped sides
     lumped exactly beyond the window of centres seen at the call site (see :mod:`.tails`)."""
@@ -158,8 +173,9 @@ def _geometric(law: laws.Geometric, session: Session) -> Branches:
         raise SpecError(f"geometric: a={law.a} must be > 1", "use a = exp(eps / sensitivity) > 1")
     lo = hi = None
     if law.lower is None or law.upper is None:
-        base = session.bases.setdefault(law.site, backend.key(a))
-        if base != backend.key(a):
+        here = (backend.key(a), None if backend.exact_key(a) is not None else law.a)
+        base = session.bases.setdefault(law.site, here)
+        if not _same_base(base, here):
             raise SpecError("geometric: the noise base a at this line differs between datasets, "
                             "so its unclamped tails cannot be lumped exactly",
                             "make a depend on the parameters only, or clamp the output")
