@@ -380,3 +380,12 @@ def test_geometric_bases_with_one_enclosure_are_compared_exactly() -> None:
     assert _same_base((key, sympy.E), (key, sympy.exp(1)))
     assert _same_base((key, sympy.exp(R(1, 2)) ** 2), (key, sympy.E))
     assert not _same_base((key, sympy.E), (IntervalBackend(50).key(sympy.pi), sympy.E))
+
+
+def test_a_renyi_witness_states_the_divergence_not_an_upper_end() -> None:
+    """For laws 10^-60 apart the 50-digit enclosure of D_2 is [-6e-101, 7e-101]; the refutation (decided
+    exactly) prints D_2 = 1.6487...e-120 (the reference's value), not the enclosure's upper end."""
+    spec = dp.spec(_close_laws, universe=ONE, grid={eps: [R(1, 2)]}, claims=[dp.renyi(2, R(1, 10 ** 200))])
+    result = only(spec)
+    assert result.status.value == "refuted"
+    assert "D_2(M(X) || M(X')) = 1.6487212707001281468" in result.message, result.message

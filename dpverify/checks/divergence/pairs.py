@@ -111,6 +111,19 @@ def shown(value: Any) -> str:
     return number(value, probability=False) or decimal(value.b)
 
 
+def witnessed(value: Any) -> tuple[str, str]:
+    """A divergence a refutation rests on, as (relation, decimal): "=" and its value when pinned down (or
+    inf), else ">=" and its lower end when that is positive, else "in" and the enclosure -- never the
+    upper end alone, which can exceed the truth many times over when the laws differ below the working
+    precision."""
+    if value == math.inf:
+        return "=", "inf"
+    pinned = number(value, probability=False)
+    if pinned:
+        return "=", pinned
+    return (">=", decimal(value.a)) if value.a > 0 else ("in", f"[{decimal(value.a)}, {decimal(value.b)}]")
+
+
 def evidence(kind: str, claimed: sympy.Expr, alpha: Optional[Any], pairs: list[Pair],
              values: list[Any]) -> DivergenceEvidence:
     """The evidence of a claim over ``pairs`` with their ``values`` (intervals or inf)."""

@@ -20,13 +20,18 @@ import sympy
 from ...dsl.claims import Claim, Renyi
 from ...dsl.params import Point, point_label, substitute
 from ...dsl.spec import Spec
+from ...engine.backend import IntervalBackend
 from ...engine.decimals import decimal
 from ...engine.renyi import Unsupported
 from ...results import PointResult, Status, Witness
 from ..witness import CONFIRM_DIGITS, positive
 from ..workspace import Workspace
-from .pairs import Pair, evidence, exact_excess, fresh, law_pairs, order, shown
+from .pairs import Pair, evidence, exact_excess, fresh, law_pairs, order, witnessed
 from .proof import generalise, prove_renyi
+
+WITNESS_DIGITS = 400
+"""Digits of the divergence printed with a refutation decided exactly (laws that agree beyond the working
+precision: the divergence is far below it)."""
 
 
 class RenyiCheck:
@@ -99,6 +104,9 @@ def _refute(program: Any, point: Point, claim: Renyi, pair: Pair, alpha: Any, ep
             result.message = (f"a violation decided exactly at X={pair.x!r}, X'={pair.x_prime!r} was not "
                               f"confirmed by a strict {CONFIRM_DIGITS}-digit evaluation")
             return result
+        if difference != sympy.oo:  # the divergence itself, from the exact sum, for the witness
+            value = IntervalBackend(WITNESS_DIGITS).num(
+                sympy.log(difference + sympy.exp((alpha - 1) * eps)) / (alpha - 1))
         how = ("the certified intervals cannot separate it from the claim; decided exactly by sympy (the excess of "
                f"the sum over e^((alpha - 1) eps) is certified positive by a strict {CONFIRM_DIGITS}-digit evaluation)")
     else:
@@ -107,11 +115,11 @@ def _refute(program: Any, point: Point, claim: Renyi, pair: Pair, alpha: Any, ep
                               f"was not confirmed at {digits} digits")
             return result
         how = f"confirmed on both laws recomputed at {digits} digits"
-    divergence = shown(value)
+    relation, divergence = witnessed(value)
     result.status = Status.REFUTED
     result.witness = Witness(pair.x, pair.x_prime, f"order alpha = {alpha}", divergence, decimal(eps),
                              quantity="divergence")
     cause = (f" (an output is possible under X only: {again.infinite!r})" if value == math.inf else "")
-    result.message = (f"X={pair.x!r} and X'={pair.x_prime!r} are neighbours; D_{alpha}(M(X) || M(X')) = "
+    result.message = (f"X={pair.x!r} and X'={pair.x_prime!r} are neighbours; D_{alpha}(M(X) || M(X')) {relation} "
                       f"{divergence}{cause} > {claim.epsilon} = {decimal(eps)}; {how}")
     return result

@@ -27,7 +27,7 @@ from ...results import PointResult, Status, Witness
 from ...errors import SpecError
 from ..witness import CONFIRM_DIGITS, number, positive
 from ..workspace import Workspace
-from .pairs import Pair, evidence, exact_rate_sign, fresh, law_pairs, shown
+from .pairs import Pair, evidence, exact_rate_sign, fresh, law_pairs, witnessed
 from .proof import generalise, prove_zcdp
 
 NEAR_ONE = tuple(1 + Fraction(1, 2 ** k) for k in range(4, 41, 4))
@@ -150,13 +150,13 @@ def _refute(program: Any, point: Point, claim: Zcdp, pair: Pair, rho: Any, alpha
         value = again.value(candidate)
         if value == math.inf or (value / again.backend.num(candidate)).a > rho_fresh.b:
             bound = decimal(rho * _rational(candidate))
-            divergence = shown(value)
+            relation, divergence = witnessed(value)
             result.status = Status.REFUTED
             result.witness = Witness(pair.x, pair.x_prime, f"order alpha = {candidate}", divergence, bound,
                                      quantity="divergence")
             cause = f" (an output is possible under X only: {again.infinite!r})" if value == math.inf else ""
             result.message = (f"X={pair.x!r} and X'={pair.x_prime!r} are neighbours; at alpha = {candidate}, "
-                              f"D_alpha(M(X) || M(X')) = {divergence}{cause} > rho alpha = ({claim.rho}) * {candidate} "
+                              f"D_alpha(M(X) || M(X')) {relation} {divergence}{cause} > rho alpha = ({claim.rho}) * {candidate} "
                               f"= {bound}; confirmed on both laws recomputed at {again.backend.dps} digits")
             return result
     result.message = (f"a violation found at {table.backend.dps} digits (X={pair.x!r}, X'={pair.x_prime!r}) was not "
