@@ -167,6 +167,7 @@ class PairLaw:
         self.infinite = any(p is not None and q is None for p, q in zip(self.p, self.q))
         self._iv: dict[int, tuple[list, list]] = {}
         self._classes: dict[int, list] = {}
+        self._groups: Optional[list[list[int]]] = None
         self._sums: dict[int, Q] = {}
 
     def enclosures(self, bits: int) -> tuple[list, list]:
@@ -219,23 +220,29 @@ class PairLaw:
     # classes of equal likelihood ratio, for the zCDP search only --------------------------------
     def loss_classes(self, bits: int) -> list[tuple[Any, Any]]:
         """[(P-mass, ln ratio)] with outputs of exactly equal ratio P/P' merged (D_alpha is unchanged:
-        sum_o P(o) r_o^(alpha - 1)); fingerprints by interval, equality decided exactly."""
-        if bits not in self._classes:
-            reps: list[list] = []  # [ratio Q, mass Q-list, fingerprint]
-            for p, q in zip(self.p, self.q):
+        sum_o P(o) r_o^(alpha - 1)); candidates found by a fingerprint of the ratio's enclosure, equality
+        decided exactly (P(o) P'(o') = P(o') P'(o))."""
+        if self._groups is None:
+            ps, qs = self.enclosures(BITS[0])
+            groups: list[tuple[list[int], str]] = []
+            for k, (p, q) in enumerate(zip(self.p, self.q)):
                 if p is None:
                     continue
-                ratio = p / q
-                fp = mpmath.nstr(_lo(enclose(ratio, 160)), 12)
-                for rep in reps:
-                    if rep[2] == fp and rep[0] == ratio:
-                        rep[1].append(p)
+                with precision(BITS[0]):
+                    fp = mpmath.nstr(_lo(ps[k] / qs[k]), 12)
+                for members, key in groups:
+                    first = members[0]
+                    if key == fp and self.p[first] * q == p * self.q[first]:
+                        members.append(k)
                         break
                 else:
-                    reps.append([ratio, [p], fp])
+                    groups.append(([k], fp))
+            self._groups = [members for members, _ in groups]
+        if bits not in self._classes:
+            ps, qs = self.enclosures(bits)
             with precision(bits):
-                self._classes[bits] = [(sum((enclose(m, bits) for m in masses), iv.mpf(0)), iv.log(enclose(r, bits)))
-                                       for r, masses, _ in reps]
+                self._classes[bits] = [(sum((ps[k] for k in members), iv.mpf(0)),
+                                        iv.log(ps[members[0]] / qs[members[0]])) for members in self._groups]
         return self._classes[bits]
 
     def cumulant(self, lam: Any, bits: int) -> tuple[Any, Any]:

@@ -275,7 +275,8 @@ def renyi_claims(ref: DivReference, draw: Any, st: Any) -> list[DivClaim]:
                                   Fraction(5, 4)]))
     pairs = ref.pair_laws(eps0)
     top = dv.renyi_max(pairs, alpha)
-    kind = draw(st.sampled_from(["exact", "exact", "relative", "relative", "linear"]))
+    # (the first choice is what hypothesis draws for its simplest case: a cheap one)
+    kind = draw(st.sampled_from(["relative", "exact", "exact", "relative", "linear"]))
     if top == dv.INF:
         kind = "linear"
     if kind == "exact" and alpha.denominator == 1:
