@@ -389,3 +389,21 @@ def test_a_renyi_witness_states_the_divergence_not_an_upper_end() -> None:
     result = only(spec)
     assert result.status.value == "refuted"
     assert "D_2(M(X) || M(X')) = 1.6487212707001281468" in result.message, result.message
+
+
+def test_randomized_response_at_astronomical_eps_is_decided_not_an_internal_error() -> None:
+    """Issue 21, finding 6: a grid of eps = 10^30 and 10^400 ended in an OverflowError in the float
+    screening (exponents beyond int64), then in 2 ** (1.4e30) computing the ratio threshold."""
+    def rr(data, eps):
+        return dp.randomized_response(data[0], eps)
+    spec = dp.spec(rr, universe=dp.universe([0, 1], n=1, neighbours=dp.REPLACE_ONE),
+                   grid={eps: [10 ** 30, 10 ** 400]},
+                   claims=[dp.private(eps), dp.private(eps / 2), dp.private(eps, delta=Fraction(1, 10))])
+    found = [(r.status.value, r.message) for r in dp.check(spec)]  # claim by claim, point by point
+    by_status = [status for status, _ in found]
+    assert "error" not in by_status, found
+    # private(eps) holds at both points, private(eps/2) is false at both: refuted, or unknown where the
+    # witness cannot be printed -- never verified
+    assert by_status[0] in ("proved", "verified") and by_status[1] in ("proved", "verified"), found
+    assert by_status[2] == "refuted" and by_status[3] in ("refuted", "unknown"), found
+    assert by_status[4] == "verified" and by_status[5] == "verified", found

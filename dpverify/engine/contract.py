@@ -26,6 +26,7 @@ bar's refresh are unaffected):
 """
 from __future__ import annotations
 
+import builtins
 import contextvars
 import ctypes
 import datetime
@@ -131,7 +132,16 @@ def _check(name: str) -> None:
     where = _spec_caller()
     if where is None:
         return
-    if name in _EXITS:
+    if name in _PROCESS:
+        err = SpecError(f"the mechanism calls {name}, which differs between the processes that read its law "
+                        "(dpverify runs spec code in worker processes): its law would depend on where it ran",
+                        "make the mechanism a function of its data, parameters and draws only",
+                        file=where[0], line=where[1])
+    elif name == "id()":
+        err = SpecError("the mechanism takes id() of a noisy value or a parameter: dpverify holds a handle, "
+                        "not the real value, and an address differs from run to run",
+                        "compare or release the value itself", file=where[0], line=where[1])
+    elif name in _EXITS:
         err = SpecError(f"the mechanism calls {name}, which would end the whole run: spec code must return "
                         "an output", "remove the exit from the mechanism; signal a bad input with an ordinary "
                         "exception", file=where[0], line=where[1])
@@ -233,6 +243,8 @@ _RANDOM_FUNCTIONS = ("seed", "random", "uniform", "triangular", "randint", "choi
 _NUMPY_CLASSES = ("Generator", "RandomState", "SeedSequence", "MT19937", "PCG64", "PCG64DXSM", "Philox",
                   "SFC64")
 _EXITS = ("os._exit()", "os.abort()")
+_PROCESS = ("os.getpid()", "os.getppid()", "os.getpgrp()", "os.getsid()", "threading.get_ident()",
+            "threading.get_native_id()")
 _CLOCKS = ("time", "time_ns", "perf_counter", "perf_counter_ns", "monotonic", "monotonic_ns",
            "process_time", "process_time_ns", "thread_time", "thread_time_ns")
 
@@ -257,12 +269,27 @@ def install() -> None:
         _wrap(os, name[3:-2], name)
     for name in _CLOCKS:
         _wrap(time, name, f"time.{name}()")
+    for label in _PROCESS:
+        module, name = label[:-2].split(".")
+        _wrap(os if module == "os" else threading, name, label)
+    builtins.id = _id
     for name in np.random.__all__:
         obj = getattr(np.random, name, None)
         if name in _NUMPY_CLASSES:
             _guard_class(np.random, name, f"numpy.random.{name}()")
         elif callable(obj) and not isinstance(obj, type):
             _wrap(np.random, name, f"numpy.random.{name}()")
+
+
+_real_id = builtins.id
+
+
+def _id(obj: Any) -> int:
+    """id(), refused from spec code for a handle (a noisy value, a symbolic parameter): its address is the
+    handle's, not a real value's."""
+    if getattr(type(obj), "__dpverify_handle__", False) and _RUNNING.get() is not None:
+        _check("id()")
+    return _real_id(obj)
 
 
 # -- the backstop --------------------------------------------------------------------------------

@@ -82,16 +82,23 @@ class NoiseState:
             i = self.root[i]
         return i
 
-    def compare(self, a: Noisy, b: Any, greater: bool) -> bool:
-        """Whether a > b (greater) or a < b, as a branch of the enumeration."""
+    def compare(self, a: Noisy, b: Any, greater: bool, strict: bool = True) -> bool:
+        """Whether a > b (greater) or a < b -- or a >= b, a <= b when not strict -- as a branch of the
+        enumeration.  Two sides on one noise variable differ by their offsets alone, so that comparison is
+        decided by the offsets, ties included (x >= x holds); any other tie has probability zero."""
         if a.state is not self:
             raise SpecError("a noisy value was used outside the run that drew it",
                             "do not keep noisy values between runs of a mechanism")
         self._comparable(a)
         if isinstance(b, Noisy):
+            if b.state is not self:
+                raise SpecError("a noisy value was used outside the run that drew it",
+                                "do not keep noisy values between runs of a mechanism")
             self._comparable(b)
             if b.var == a.var:
-                return (a.offset > b.offset) == greater if a.offset != b.offset else False
+                if a.offset == b.offset:
+                    return not strict
+                return (a.offset > b.offset) == greater
             i, j = sorted((a.var, b.var))
             # a > b  <=>  x_a - x_b > b.offset - a.offset, written on x_i - x_j with i < j
             d = b.offset - a.offset

@@ -8,6 +8,9 @@ paths of constant * prod_k factor_k(v_k), one :class:`Factor` per released value
 """
 from __future__ import annotations
 
+import os
+import sys
+import sysconfig
 from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any, Optional, Protocol
@@ -190,8 +193,9 @@ class State(Protocol):
 
     variables: list
 
-    def compare(self, a: "Noisy", b: Any, greater: bool) -> bool:
-        """Whether a > b (greater) or a < b, as a branch of the enumeration."""
+    def compare(self, a: "Noisy", b: Any, greater: bool, strict: bool = True) -> bool:
+        """Whether a > b (greater) or a < b (a >= b, a <= b when not strict), as a branch of the
+        enumeration."""
 
 
 class Noisy:
@@ -234,24 +238,104 @@ class Noisy:
         raise CannotFollow("a noisy value was used as a truth value", "compare it with something: `if x > t:`")
 
     def __gt__(self, other: Any) -> bool:
-        return self.state.compare(self, other, greater=True)
+        return self.state.compare(self, _single(other), greater=True)
 
-    __ge__ = __gt__  # ties have probability zero
+    def __ge__(self, other: Any) -> bool:  # a tie has probability zero, but for x >= x (one variable)
+        return self.state.compare(self, _single(other), greater=True, strict=False)
 
     def __lt__(self, other: Any) -> bool:
-        return self.state.compare(self, other, greater=False)
+        return self.state.compare(self, _single(other), greater=False)
 
-    __le__ = __lt__
+    def __le__(self, other: Any) -> bool:
+        return self.state.compare(self, _single(other), greater=False, strict=False)
 
     def __eq__(self, other: Any) -> bool:
-        return self is other
+        """x + a == x + b exactly when a == b (one variable); any other equality has probability zero."""
+        other = _single(other)
+        return isinstance(other, Noisy) and other.state is self.state and other.var == self.var \
+            and other.offset == self.offset
 
     def __hash__(self) -> int:
-        return id(self)
+        _probe(self, "hash (a set, a dict key, `in {...}`)")
+        return hash((id(self.state), self.var, self.offset))
 
     def __repr__(self) -> str:
+        _probe(self, "text (str, repr, format, print)")
         noise = self.state.variables[self.var]
         return f"noisy({noise.describe()}{f' + {self.offset}' if self.offset else ''})"
+
+    __dpverify_handle__ = True  # id() from spec code is refused (engine/contract.py)
+    __str__ = __repr__
+
+    def __format__(self, spec: str) -> str:
+        _probe(self, "text (an f-string or format)")
+        return repr(self)
+
+    @property  # type: ignore[misc]
+    def __class__(self) -> type:
+        """isinstance(x, float) from spec code would tell the handle from a sample: refused."""
+        _probe(self, "type (isinstance, __class__)")
+        return Noisy
+
+    def __getattr__(self, name: str) -> Any:
+        if not (name.startswith("__") and name.endswith("__")):
+            _probe(self, f"attribute .{name}")
+        raise AttributeError(name)  # a protocol probe (numpy's __array_*__, copy's __deepcopy__)
+
+    def _no_bytes(self, *_: Any) -> Any:
+        _probe(self, "conversion (bytes, complex, an index)")
+        raise AssertionError("unreachable")
+
+    __bytes__ = __complex__ = __index__ = __trunc__ = _no_bytes
+
+
+def _single(value: Any) -> Any:
+    """A sum of noisy values on one variable with coefficient 1 (``x + y - y``) as that noisy value, a sum
+    whose noise cancels (``x - x``) as its constant, anything else unchanged."""
+    return value.reduced() if type(value) is NoisyLinear else value
+
+
+def _handle_site() -> Optional[tuple[str, int]]:
+    """(file, line) of the code that probes a noisy value, None when dpverify itself does.
+
+    Frames of the standard library are passed through (``json.dumps(x)`` judges its caller); the first
+    other frame decides: dpverify's own code may read a handle, spec code and other libraries may not."""
+    frame = sys._getframe(3)  # _handle_site <- _probe <- the probed method <- its caller
+    while frame is not None and _stdlib(frame.f_code.co_filename):
+        frame = frame.f_back
+    if frame is None or frame.f_code.co_filename.startswith(_OWN):
+        return None
+    user = frame  # the line to name: the spec's own, above a library that probed for it (numpy's printing)
+    while user is not None and (_stdlib(user.f_code.co_filename) or "site-packages" in user.f_code.co_filename
+                                or user.f_code.co_filename.startswith(_OWN)):
+        user = user.f_back
+    frame = user or frame
+    return frame.f_code.co_filename, frame.f_lineno
+
+
+def _probe(value: Any, what: str) -> None:
+    where = _handle_site()
+    if where is not None:
+        raise CannotFollow(f"the program reads a noisy value's {what}: dpverify holds a handle on the value, "
+                           "not a sample, so its text, hash, type and attributes are not the real value's",
+                           "compare or release the noisy value itself; compute on it only by + and - of exact "
+                           "constants", file=where[0], line=where[1])
+
+
+_OWN = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
+_STDLIB = tuple(sorted({os.path.abspath(p) + os.sep for key in ("stdlib", "platstdlib")
+                        if (p := sysconfig.get_paths().get(key))}))
+_stdlib_seen: dict[str, bool] = {}
+
+
+def _stdlib(filename: str) -> bool:
+    known = _stdlib_seen.get(filename)
+    if known is None:
+        known = filename.startswith("<frozen") or (not filename.startswith(_OWN)
+                                                    and os.path.abspath(filename).startswith(_STDLIB)
+                                                    and "site-packages" not in filename)
+        _stdlib_seen[filename] = known
+    return known
 
 
 class NoisyLinear:
@@ -270,7 +354,7 @@ class NoisyLinear:
             return value
         return NoisyLinear(value.state, {value.var: Fraction(1)}, value.offset)
 
-    def _combine(self, other: Any, sign: int) -> "NoisyLinear":
+    def _combine(self, other: Any, sign: int) -> Any:
         if isinstance(other, (Noisy, NoisyLinear)):
             other = NoisyLinear.of(other)
             if other.state is not self.state:
@@ -278,19 +362,20 @@ class NoisyLinear:
             coefficients = dict(self.coefficients)
             for var, c in other.coefficients.items():
                 coefficients[var] = coefficients.get(var, 0) + sign * c
-            return NoisyLinear(self.state, {v: c for v, c in coefficients.items() if c}, self.offset + sign * other.offset)
+            return NoisyLinear(self.state, {v: c for v, c in coefficients.items() if c},
+                               self.offset + sign * other.offset).reduced()
         value = exact(other, "the constant", "sum of noisy values")
         if not isinstance(value, Fraction):
             raise CannotFollow(f"a sum of noisy values shifted by {other!r}: the constant must be an exact rational",
                             "shift noisy values by exact rationals only")
         return NoisyLinear(self.state, dict(self.coefficients), self.offset + sign * value)
 
-    def __add__(self, other: Any) -> "NoisyLinear":
+    def __add__(self, other: Any) -> Any:
         return self._combine(other, 1)
 
     __radd__ = __add__
 
-    def __sub__(self, other: Any) -> "NoisyLinear":
+    def __sub__(self, other: Any) -> Any:
         return self._combine(other, -1)
 
     def _refuse(self, *_: Any) -> Any:
@@ -301,12 +386,46 @@ class NoisyLinear:
     __gt__ = __ge__ = __lt__ = __le__ = __mul__ = __rmul__ = __truediv__ = __neg__ = __abs__ = _refuse
     __rsub__ = __float__ = __int__ = __bool__ = _refuse
 
+    def reduced(self) -> Any:
+        """This sum as a single noisy value when it is one (coefficient 1 on one variable), as its constant
+        when its noise cancels, else itself."""
+        if not self.coefficients:
+            return self.offset
+        if len(self.coefficients) == 1:
+            (var, c), = self.coefficients.items()
+            if c == 1:
+                return Noisy(self.state, var, self.offset)
+        return self
+
     def __eq__(self, other: Any) -> bool:
-        return self is other
+        """Equal sums are equal; any other equality has probability zero (a non-zero combination of
+        continuous noise)."""
+        other = _single(other)
+        return isinstance(other, NoisyLinear) and other.state is self.state \
+            and other.coefficients == self.coefficients and other.offset == self.offset
 
     def __hash__(self) -> int:
-        return id(self)
+        _probe(self, "hash (a set, a dict key, `in {...}`)")
+        return hash((id(self.state), tuple(sorted(self.coefficients.items())), self.offset))
 
     def __repr__(self) -> str:
+        _probe(self, "text (str, repr, format, print)")
         terms = " + ".join(f"{c}*x{v}" for v, c in sorted(self.coefficients.items()))
         return f"noisy({terms}{f' + {self.offset}' if self.offset else ''})"
+
+    __dpverify_handle__ = True
+    __str__ = __repr__
+
+    def __format__(self, spec: str) -> str:
+        _probe(self, "text (an f-string or format)")
+        return repr(self)
+
+    @property  # type: ignore[misc]
+    def __class__(self) -> type:
+        _probe(self, "type (isinstance, __class__)")
+        return NoisyLinear
+
+    def __getattr__(self, name: str) -> Any:
+        if not (name.startswith("__") and name.endswith("__")):
+            _probe(self, f"attribute .{name}")
+        raise AttributeError(name)

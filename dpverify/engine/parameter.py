@@ -122,6 +122,7 @@ class Parameter:
     """A symbolic parameter (or an expression in parameters) as a mechanism program sees it."""
 
     __slots__ = ("expr",)
+    __dpverify_handle__ = True  # id() from spec code is refused (engine/contract.py)
 
     def __init__(self, expr: sympy.Expr) -> None:
         self.expr = expr

@@ -73,7 +73,8 @@ def _floats(ends: list, lower: bool) -> np.ndarray:
         exp = [e + k for e, k in zip(exp, shift)]
     sign = np.array(sign, dtype=np.int8)
     man = np.fromiter(map(float, man), dtype=np.float64, count=count)
-    exp = np.array(exp, dtype=np.int64)
+    # exponents beyond any double's (e^(-10^30) at a huge eps) saturate: ldexp below clips to +-4000 anyway
+    exp = np.array([min(max(e, -10 ** 5), 10 ** 5) for e in exp], dtype=np.int64)
     special = bits < 0
     direction = -math.inf if lower else math.inf
     with np.errstate(over="ignore", under="ignore"):
@@ -261,7 +262,7 @@ def _down(value: Fraction) -> float:
 
 
 def _up(value: Fraction) -> float:
-    return math.nextafter(float(value), math.inf)
+    return math.nextafter(float(value), math.inf) if value < Fraction(HUGE) else math.inf
 
 
 def ratio_threshold(ctx: Any, log_threshold: float) -> Fraction:
@@ -272,4 +273,6 @@ def ratio_threshold(ctx: Any, log_threshold: float) -> Fraction:
     if sign or not man:
         return Fraction(0)
     man = int(man)
+    if exp > 2000:  # beyond every double (e^(10^30) at a huge eps): 2^2000 is a smaller lower bound, and
+        return Fraction(2 ** 2000)  # 2 ** exp would not end
     return Fraction(man * 2 ** exp) if exp >= 0 else Fraction(man, 2 ** -exp)
