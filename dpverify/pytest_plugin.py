@@ -50,12 +50,17 @@ def pytest_configure(config: pytest.Config) -> None:
     config.pluginmanager.register(_Verdicts(config), "dpverify-verdicts")
 
 
-def _candidate(path: Path, config: pytest.Config) -> bool:
-    """A ``*.py`` file that is not private, not a conftest and not a test module."""
-    if path.suffix != ".py" or path.name.startswith("_") or path.name == "conftest.py":
-        return False
-    patterns = config.getini("python_files")
-    return not any(fnmatch.fnmatch(str(path) if "/" in p else path.name, p) for p in patterns)
+def _spec_name(path: Path) -> bool:
+    """A name ``dpverify check`` takes in a directory (:func:`dpverify.loader.is_spec_name`, kept
+    here so that importing the plugin does not import dpverify): ``*.py``, not ``_*.py``, not
+    ``conftest.py``.  Whether it also matches ``python_files`` does not matter."""
+    return path.suffix == ".py" and not path.name.startswith("_") and path.name != "conftest.py"
+
+
+def _python_file(path: Path, config: pytest.Config) -> bool:
+    """Whether pytest's own Python collector takes ``path`` by its name (``python_files``)."""
+    from _pytest.python import path_matches_patterns
+    return path_matches_patterns(path, config.getini("python_files"))
 
 
 def _in_spec_dir(path: Path, config: pytest.Config) -> bool:
@@ -75,24 +80,310 @@ def _imports_dpverify(path: Path) -> bool:
     return re.search(r"^\s*(import|from)\b.*\bdpverify\b", text, re.MULTILINE) is not None
 
 
-def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> Optional[pytest.Collector]:
-    """Spec files met while collecting a directory (a file named on the command line is
-    collected by :func:`pytest_pycollect_makemodule` instead, so it is collected once)."""
-    if parent.session.isinitpath(file_path) or not _candidate(file_path, parent.config):
-        return None
-    if not _in_spec_dir(file_path, parent.config):
-        return None
-    return SpecFile.from_parent(parent, path=file_path)
+def _is_spec(path: Path, session: pytest.Session) -> bool:
+    """Whether the plugin collects ``path`` as a spec file: every file ``dpverify check`` would take
+    in a spec directory, whatever ``python_files`` says (``spec/test_rr.py`` is a spec, never a
+    test module that pytest imports and finds no tests in); a file named on the command line
+    outside spec directories when it imports dpverify and is not named like a test module.  As
+    ``dpverify check`` does, a file named on the command line is taken whatever its name (but a
+    conftest.py, which pytest loads as one)."""
+    if path.suffix != ".py" or path.name == "conftest.py":
+        return False
+    if not session.isinitpath(path):
+        return _spec_name(path) and _in_spec_dir(path, session.config)
+    if _in_spec_dir(path, session.config):
+        return True
+    return not _python_file(path, session.config) and _imports_dpverify(path)
+
+
+class _Collection:
+    """What the collection saw, for :func:`pytest_collection_modifyitems` to check that no spec
+    file and no claim point was left out silently."""
+
+    def __init__(self) -> None:
+        self.taken: set[Path] = set()  # spec files given a SpecFile collector
+        self.modules: list[pytest.Module] = []  # pytest's own test modules (a spec file among them is not checked)
+        self.spec_dirs: set[Path] = set()  # spec directories pytest entered
+        self.deselected: set[str] = set()  # node ids reported deselected (-k, -m, --deselect, ...)
+
+
+_COLLECTION = pytest.StashKey[_Collection]()
+
+
+def _collection(config: pytest.Config) -> _Collection:
+    if _COLLECTION not in config.stash:
+        config.stash[_COLLECTION] = _Collection()
+    return config.stash[_COLLECTION]
+
+
+def _note_spec_dir(path: Path, config: pytest.Config) -> None:
+    """Record the outermost directory named like a spec directory that holds ``path`` (inside the
+    root directory when ``path`` is: a checkout under ``~/spec/`` is not a spec directory)."""
+    name, root = config.getoption("--dpverify-dir"), config.rootpath
+    inside = root in path.parents
+    for folder in reversed(path.parents):
+        if folder.name == name and (not inside or root in folder.parents):
+            _collection(config).spec_dirs.add(folder)
+            return
+
+
+@pytest.hookimpl(hookwrapper=True, tryfirst=True)
+def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> Any:
+    """A spec file gets exactly one collector, a :class:`SpecFile`: through
+    :func:`pytest_pycollect_makemodule` when pytest's Python collector takes the file (its name
+    matches ``python_files``, or it is named on the command line), else here.  A test module that
+    another hook made for a spec file (a conftest.py's ``pytest_pycollect_makemodule``) is replaced:
+    pytest would import the spec as a test module, find no tests and pass."""
+    outcome = yield
+    if file_path.suffix != ".py" or not _is_spec(file_path, parent.session):
+        return
+    collected = list(outcome.get_result() or [])
+    if not any(isinstance(c, SpecFile) for c in collected):
+        collected = [c for c in collected if type(c) is not pytest.Module]
+        collected.append(SpecFile.from_parent(parent, path=file_path))
+        outcome.force_result(collected)
+
+
+@pytest.hookimpl(hookwrapper=True, tryfirst=True)
+def pytest_make_collect_report(collector: pytest.Collector) -> Any:
+    """Note what pytest collects (not what it only looks at: pytest >= 8 makes collectors for a
+    directory's every entry, then keeps those the arguments name): the spec files taken (also
+    when --lf then skips them), pytest's own test modules, the spec directories entered."""
+    yield
+    collection = _collection(collector.config)
+    if isinstance(collector, SpecFile):
+        collection.taken.add(collector.path.resolve())
+    elif type(collector) is pytest.Module:
+        collection.modules.append(collector)
+    path = getattr(collector, "path", None)
+    if isinstance(path, Path) and not isinstance(collector, pytest.Session):
+        _note_spec_dir(path / "_" if path.is_dir() else path, collector.config)
 
 
 @pytest.hookimpl(tryfirst=True)
 def pytest_pycollect_makemodule(module_path: Path, parent: pytest.Collector) -> Optional[pytest.Collector]:
-    """A file named on the command line: a spec if it sits in a spec directory or imports dpverify."""
-    if not parent.session.isinitpath(module_path) or not _candidate(module_path, parent.config):
-        return None
-    if _in_spec_dir(module_path, parent.config) or _imports_dpverify(module_path):
+    """A spec file that pytest's Python collector takes (its name matches ``python_files``, or it
+    is named on the command line) is collected as a spec, not imported as a test module."""
+    if _is_spec(module_path, parent.session):
         return SpecFile.from_parent(parent, path=module_path)
     return None
+
+
+def pytest_deselected(items: list[pytest.Item]) -> None:
+    if items:
+        _collection(items[0].config).deselected.update(item.nodeid for item in items)
+
+
+@pytest.hookimpl(hookwrapper=True, tryfirst=True)
+def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config, items: list[pytest.Item]) -> Any:
+    """After every other hook has chosen the items: a spec file that ``dpverify check`` would check
+    on the same folders but that pytest did not take as a spec, or claim points a hook dropped
+    without deselecting them, are collection errors naming the file, why and the fix (pytest then
+    exits 2, "errors during collection"; a gate must not pass while a refuted claim goes unchecked)."""
+    before = list(items)
+    yield
+    collection = _collection(config)
+    problems = _modules_holding_specs(collection, before) + _files_not_taken(session, collection)
+    problems += _points_dropped(before, items, collection)
+    for path, text in problems:
+        _collection_error(session, path, text)
+
+
+def _collection_error(session: pytest.Session, path: Path, text: str) -> None:
+    try:
+        node_id = path.relative_to(session.config.rootpath).as_posix()
+    except ValueError:
+        node_id = str(path)
+    report = pytest.CollectReport(node_id, "failed", text, [])
+    session.ihook.pytest_collectreport(report=report)
+
+
+def _shown(path: Path, config: pytest.Config) -> str:
+    try:
+        return path.relative_to(config.invocation_params.dir).as_posix()
+    except ValueError:
+        return str(path)
+
+
+def _declared_specs(module: Any) -> list:
+    """The specs a module object declares, read as :func:`dpverify.loader.load` reads them."""
+    import sys
+    if "dpverify.dsl.spec" not in sys.modules:  # no spec can exist before dpverify's DSL is imported
+        return []
+    from .dsl.spec import Spec
+    found = []
+    for value in list(vars(module).values()):
+        for item in (value if isinstance(value, (list, tuple)) else [value]):
+            if isinstance(item, Spec) and all(item is not s for s in found):
+                found.append(item)
+    return found
+
+
+def _modules_holding_specs(collection: _Collection, items: list[pytest.Item]) -> list[tuple[Path, str]]:
+    """pytest's own test modules (a file named on the command line outside spec directories, named
+    like a test module or without an import of dpverify the plugin can see) that declare specs and
+    hold no tests: their claims would go unchecked under a run that passes."""
+    with_tests = {id(item.getparent(pytest.Module)) for item in items}
+    problems = []
+    for module in collection.modules:
+        loaded = module.__dict__.get("_obj")  # set only when pytest imported it (it did when it collected it)
+        named = module.session.isinitpath(module.path)
+        if loaded is None or id(module) in with_tests or not (_spec_name(module.path) or named):
+            continue
+        specs = _declared_specs(loaded)
+        if not specs:
+            continue
+        where = _shown(module.path, module.config)
+        why = ("its name matches python_files" if _python_file(module.path, module.config)
+               else "the plugin saw no `import dpverify` or `from dpverify` line in it")
+        problems.append((module.path, (
+            f"{where} declares dpverify specs ({', '.join(s.name for s in specs)}) but pytest collected it as a "
+            f"test module ({why}) and found no tests in it: its claims are not checked.\n"
+            f"fix: put it in a directory named {module.config.getoption('--dpverify-dir')!r} (or the one "
+            "--dpverify-dir names), or rename it so it does not match python_files and import dpverify in it; "
+            f"`dpverify check {where}` checks it")))
+    return problems
+
+
+def _directory_args(session: pytest.Session) -> list[Path]:
+    """The directories pytest was asked to collect (command-line arguments or testpaths)."""
+    config = session.config
+    found = []
+    for arg in config.args:
+        path = Path(arg.split("::", 1)[0])
+        path = (config.invocation_params.dir / path) if not path.is_absolute() else path
+        if path.is_dir():
+            found.append(path.resolve())
+    return found
+
+
+def _files_not_taken(session: pytest.Session, collection: _Collection) -> list[tuple[Path, str]]:
+    """Spec files ``dpverify check`` takes in the spec directories of this run (a directory argument
+    inside a spec directory, or a spec directory pytest entered) that got no SpecFile collector."""
+    config = session.config
+    arguments = _directory_args(session)
+    # a spec directory pytest collected only on its way to a narrower argument (spec/rr.py) is not one of the run's
+    roots = {d.resolve() for d in collection.spec_dirs}
+    roots = {d for d in roots if any(a == d or a in d.parents for a in arguments)}
+    roots |= {d for d in arguments if _in_spec_dir(d / "_", config)}
+    expected: dict[Path, Path] = {}
+    for root in sorted(roots):
+        if any(other in root.parents for other in roots):
+            continue
+        for path in sorted(root.rglob("*.py")):
+            if _spec_name(path) and path.is_file():
+                expected.setdefault(path.resolve(), path)
+    problems = []
+    for real, path in expected.items():
+        if real in collection.taken:
+            continue
+        root = next(r for r in roots if r in real.parents)
+        why, fix = _why_not_collected(session, real, root)
+        problems.append((real, f"{_shown(real, config)} is a spec file that `dpverify check` checks, but pytest did "
+                               f"not collect it: {why}, so its claims are not checked.\nfix: {fix}"))
+    return problems
+
+
+def _why_not_collected(session: pytest.Session, path: Path, root: Path) -> tuple[str, str]:
+    """Why pytest skipped ``path`` under ``root``, and what to change: the first directory (from the
+    top) or the file itself that pytest's ignore rules leave out."""
+    import fnmatch as _fnmatch
+    config = session.config
+    chain = [p for p in reversed(path.parents) if root in p.parents or p == root][1:] + [path]
+    deselect = f"to leave its claims out on purpose, `--deselect {_shown(path, config)}` (pytest reports them deselected)"
+    for step in chain:
+        try:
+            ignored = session.gethookproxy(step).pytest_ignore_collect(collection_path=step, config=config)
+        except Exception:  # a hook that fails here: fall through to the general answer
+            ignored = None
+        if not ignored:
+            continue
+        shown = _shown(step, config)
+        given = [Path(p).resolve() for p in (config.getoption("ignore") or [])]
+        globs = config.getoption("ignore_glob") or []
+        if step in given or any(_fnmatch.fnmatch(str(step), str(Path(g).resolve())) for g in globs):
+            return (f"{shown} is ignored by --ignore or --ignore-glob",
+                    f"drop the --ignore (from the command line or addopts); {deselect}")
+        if step.is_dir() and ((step / "pyvenv.cfg").is_file() or (step / "bin" / "activate").is_file()
+                              or (step / "Scripts" / "activate.bat").is_file()):
+            return (f"{shown} looks like a virtualenv, which pytest does not enter",
+                    "move the spec file out of that directory, or pass --collect-in-virtualenv")
+        if step.is_dir():
+            patterns = [p for p in config.getini("norecursedirs") if _fnmatch.fnmatch(step.name, p)]
+            if patterns:
+                return (f"pytest does not enter {shown} (norecursedirs {patterns[0]!r})",
+                        f"rename the directory, or set norecursedirs in the pytest configuration so that "
+                        f"it does not match {step.name!r}")
+        return (f"{shown} is ignored by a conftest.py (collect_ignore, collect_ignore_glob) or a "
+                "pytest_ignore_collect hook",
+                f"stop ignoring it in the conftest.py; {deselect}")
+    return ("a conftest.py or plugin hook made no collector for it (or another one than the dpverify plugin's)",
+            f"let the dpverify plugin collect it (check the pytest_collect_file and pytest_pycollect_makemodule "
+            f"hooks of the conftest.py files above it); {deselect}")
+
+
+def _points_dropped(before: list[pytest.Item], after: list[pytest.Item],
+                    collection: _Collection) -> list[tuple[Path, str]]:
+    """Claim points a hook removed from the run without reporting them deselected."""
+    kept = {id(item) for item in after}
+    dropped: dict[Path, list[str]] = {}
+    for item in before:
+        if isinstance(item, (ClaimItem, SpecLoadError)) and id(item) not in kept \
+                and item.nodeid not in collection.deselected:
+            dropped.setdefault(item.path, []).append(item.nodeid)
+    return [(path, f"{len(ids)} claim point(s) of {_shown(path, before[0].config)} were removed from the run by a "
+                   f"pytest_collection_modifyitems hook without being deselected ({ids[0]}{', ...' if len(ids) > 1 else ''}), "
+                   "so their claims are not checked.\nfix: deselect them instead (config.hook.pytest_deselected"
+                   "(items=...), as -k and --deselect do), or keep them")
+            for path, ids in dropped.items()]
+
+
+def _pytest_tests(path: Path, config: pytest.Config) -> list[str]:
+    """The names pytest's Python collector would collect as tests in the spec file loaded from
+    ``path`` (functions matching ``python_functions``, classes matching ``python_classes``)."""
+    import inspect
+    from .dsl.spec import Spec
+    from .loader import _loaded
+    module = _loaded[str(path.resolve())][0]
+
+    def matches(option: str, name: str) -> bool:
+        return any(name.startswith(p) or (any(c in p for c in "*?[") and fnmatch.fnmatch(name, p))
+                   for p in config.getini(option))
+
+    names = []
+    for name, value in list(vars(module).items()):
+        if isinstance(value, Spec):
+            continue
+        if inspect.isclass(value) and matches("python_classes", name):
+            names.append(name)
+        elif not inspect.isclass(value) and callable(value) and matches("python_functions", name):
+            names.append(name)
+    return names
+
+
+@pytest.hookimpl(hookwrapper=True, tryfirst=True)
+def pytest_runtest_makereport(item: pytest.Item, call: Any) -> Any:
+    """A claim point is never skipped or xfailed (a ``skip``/``xfail`` mark or an autouse fixture
+    from a conftest.py would pass a run whose claims were not checked, or were refuted): it fails,
+    saying so.  ``expect="refuted"`` in the spec is how a claim is expected to fail, and -k or
+    --deselect how claims are left out."""
+    outcome = yield
+    report = outcome.get_result()
+    if not isinstance(item, (ClaimItem, SpecLoadError)) or not report.skipped:
+        return
+    longrepr = report.longrepr
+    if hasattr(report, "wasxfail"):  # xfailed: the check's own failure, if it ran, is kept below
+        what = f"xfail ({report.wasxfail})" if report.wasxfail else "xfail"
+        del report.wasxfail
+        failure = "" if isinstance(longrepr, tuple) or longrepr is None else f"\n{longrepr}"
+    else:
+        reason = longrepr[2] if isinstance(longrepr, tuple) and len(longrepr) == 3 else str(longrepr)
+        what, failure = f"skip ({reason})", ""
+    report.outcome = "failed"
+    report.longrepr = (f"{item.nodeid}: a claim point cannot be skipped or xfailed, and this one was marked {what}"
+                       f"{failure}\nfix: remove the skip or xfail (a mark, an autouse fixture or a hook of a "
+                       "conftest.py); to leave claims out, deselect them (-k, --deselect); to expect a "
+                       "refutation, write expect=\"refuted\" in the claim")
 
 
 def _node_name(text: str) -> str:
@@ -120,6 +411,15 @@ class SpecFile(pytest.File):
         except SpecError as err:
             yield SpecLoadError.from_parent(self, name="load", error=render_error(err))
             return
+        tests = _pytest_tests(self.path, self.config)
+        if tests:
+            where = _shown(self.path, self.config)
+            raise self.CollectError(
+                f"{where} declares dpverify specs and also defines pytest tests ({', '.join(tests[:5])}"
+                f"{', ...' if len(tests) > 5 else ''}): the dpverify plugin collects it as a spec file, so pytest "
+                "would not run those tests, and pytest's own collector would not check its claims.\n"
+                "fix: move the tests into a test module outside the spec directory (it can import what it "
+                "tests from the spec file), or the specs into a file of their own")
         for index, spec in enumerate(self.specs):
             yield SpecNode.from_parent(self, name=_node_name(spec.name), spec=spec, index=index)
 
@@ -279,7 +579,8 @@ class ClaimItem(pytest.Item):
         assert spec_file is not None
         result = spec_file.check(self.key)
         expected = self.claim.expect
-        self.user_properties += [("dpverify_status", result.status.value), ("dpverify_expect", expected)]
+        self.user_properties += [("dpverify_status", result.status.value), ("dpverify_expect", expected),
+                                 ("dpverify_scope", result.coverage["label"] if result.coverage else None)]
         if (result.status.value == expected) if expected else result.status.passes:
             return
         lines = [f"{result.status.value}: {self.spec.name}:{self.claim.id} ({self.claim.describe()})",
@@ -337,7 +638,14 @@ def pytest_report_teststatus(report: pytest.TestReport, config: pytest.Config) -
     if verdict is None or not report.passed:
         return None
     status, expected = verdict
-    return "passed", ".", (status.upper() + (" (as expected)" if expected else ""), {"green": True})
+    return "passed", ".", (status.upper() + (" (as expected)" if expected else "") + _scope(report), {"green": True})
+
+
+def _scope(report: Any) -> str:
+    """" [n = 3..40]" for a verdict on part of what its claim states (a sample-complexity claim is
+    checked for finitely many n), else ""."""
+    scope = dict(getattr(report, "user_properties", ())).get("dpverify_scope")
+    return f" [{scope}]" if scope else ""
 
 
 class _Verdicts:
@@ -348,11 +656,13 @@ class _Verdicts:
     def __init__(self, config: pytest.Config) -> None:
         self.config = config
         self.rows: list[tuple[str, str, Optional[str]]] = []  # node id, status, expected
+        self.scopes: dict[str, str] = {}  # node id -> " [n = 3..40]" for a verdict on part of its claim
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         verdict = _verdict(report)
         if verdict is not None:
             self.rows.append((report.nodeid, *verdict))
+            self.scopes[report.nodeid] = _scope(report)
 
     def pytest_terminal_summary(self, terminalreporter: Any) -> None:
         if not self.rows:
@@ -371,18 +681,19 @@ class _Verdicts:
 
     def lines(self) -> list[str]:
         """``verdict  claim`` lines, claims in the order they ran."""
-        claims: dict[str, list[tuple[str, str, Optional[str]]]] = {}
+        claims: dict[str, list[tuple[str, str]]] = {}
         for node_id, status, expected in self.rows:
-            claims.setdefault(node_id.split("[", 1)[0], []).append((node_id, status, expected))
-        width = max(len(self._word(status, expected)) for _, status, expected in self.rows)
+            word = self._word(status, expected) + self.scopes.get(node_id, "")
+            claims.setdefault(node_id.split("[", 1)[0], []).append((node_id, word))
+        width = max(len(word) for points in claims.values() for _, word in points)
         out = []
         for claim, points in claims.items():
-            if len({(status, expected) for _, status, expected in points}) == 1:
-                _, status, expected = points[0]
+            if len({word for _, word in points}) == 1:
+                word = points[0][1]
                 many = f" ({len(points)} points)" if len(points) > 1 else ""
-                out.append(f"{self._word(status, expected):<{width}}  {claim if many else points[0][0]}{many}")
+                out.append(f"{word:<{width}}  {claim if many else points[0][0]}{many}")
             else:
-                out += [f"{self._word(status, expected):<{width}}  {node_id}" for node_id, status, expected in points]
+                out += [f"{word:<{width}}  {node_id}" for node_id, word in points]
         return out
 
     @staticmethod

@@ -178,3 +178,129 @@ def test_a_test_file_that_fails_to_collect_is_reported_by_pytest_not_a_plugin_cr
     assert result.ret == pytest.ExitCode.INTERRUPTED  # "Interrupted: 1 error during collection"
     result.stdout.fnmatch_lines(["*ModuleNotFoundError: No module named 'no_such_module_anywhere'*"])
     assert "AttributeError" not in result.stdout.str() + result.stderr.str()
+
+
+# -- issue 21, item 2: spec files that pytest's own collector would take ------------------------
+# Every spec file `dpverify check spec/` checks is checked by `pytest spec/`, or the run fails naming
+# the file, why and the fix.  On the baseline a spec named like a test module (test_*.py, *_test.py,
+# or whatever python_files says) was imported by pytest as a test module without tests: its refuted
+# claim went unchecked and `pytest spec/` exited 0.
+
+def _spec_folder(pytester, files: dict[str, str], ini: str = "") -> None:
+    pytester.path.joinpath("pytest.ini").write_text("[pytest]\n" + ini)
+    for name, text in files.items():
+        path = pytester.path / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text)
+
+
+@pytest.mark.parametrize("name,ini", [
+    ("spec/test_rr.py", ""),
+    ("spec/rr_test.py", ""),
+    ("spec/sub/test_rr.py", ""),
+    ("spec/pkg/test_rr.py", ""),  # a package: spec/pkg/__init__.py below
+    ("spec/check_rr.py", "python_files = check_*.py\n"),
+    ("spec/rr.py", "python_files = *.py\n"),
+])
+def test_a_spec_named_like_a_test_module_is_checked_as_a_spec(pytester, name: str, ini: str) -> None:
+    _spec_folder(pytester, {name: SPEC, "spec/pkg/__init__.py": "", "spec/_helper.py": "X = 1\n"}, ini)
+    result = pytester.runpytest("spec", "-p", "no:cacheprovider")
+    result.assert_outcomes(passed=2, failed=1)  # baseline: "no tests ran" or 0 failed, exit 0
+    assert result.ret == pytest.ExitCode.TESTS_FAILED
+    result.stdout.fnmatch_lines([f"FAILED {name}::halved::private[[]eps=1[]]*"])
+    named = pytester.runpytest(name, "-p", "no:cacheprovider")  # named on the command line: the same
+    named.assert_outcomes(passed=2, failed=1)
+
+
+def test_a_spec_named_like_a_test_module_in_a_dpverify_dir_is_checked(pytester) -> None:
+    _spec_folder(pytester, {"claims/test_rr.py": SPEC})
+    result = pytester.runpytest("claims", "--dpverify-dir=claims", "-p", "no:cacheprovider")
+    result.assert_outcomes(passed=2, failed=1)
+
+
+@pytest.mark.parametrize("layout,args,words", [
+    ({"spec/.hidden/rr.py": SPEC}, [], ["*spec/.hidden/rr.py is a spec file that `dpverify check` checks, but pytest "
+                                        "did not collect it: pytest does not enter spec/.hidden (norecursedirs '.*')*",
+                                        "fix: rename the directory*"]),
+    ({"spec/build/rr.py": SPEC}, [], ["*spec/build/rr.py is a spec file*norecursedirs 'build'*"]),
+    ({"spec/rr.py": SPEC, "spec/conftest.py": "collect_ignore = ['rr.py']\n"}, [],
+     ["*spec/rr.py is a spec file*ignored by a conftest.py*", "fix: stop ignoring it*--deselect spec/rr.py*"]),
+    ({"spec/rr.py": SPEC}, ["--ignore=spec/rr.py"], ["*spec/rr.py is ignored by --ignore*"]),
+    ({"spec/venv/rr.py": SPEC, "spec/venv/pyvenv.cfg": ""}, [], ["*spec/venv looks like a virtualenv*"]),
+])
+def test_a_spec_file_pytest_does_not_collect_fails_the_run_naming_it(pytester, layout, args, words) -> None:
+    _spec_folder(pytester, {"spec/ok.py": SPEC.replace("eps / 2", "eps"), **layout})
+    result = pytester.runpytest("spec", "-p", "no:cacheprovider", *args)
+    assert result.ret == pytest.ExitCode.INTERRUPTED, result.stdout.str()  # "1 error during collection"
+    result.stdout.fnmatch_lines(["*ERROR collecting*", *words])
+    going_on = pytester.runpytest("spec", "-p", "no:cacheprovider", "--continue-on-collection-errors", *args)
+    assert going_on.ret == pytest.ExitCode.TESTS_FAILED
+    going_on.assert_outcomes(passed=3, errors=1)
+
+
+def test_a_spec_file_with_pytest_tests_fails_collection(pytester) -> None:
+    _spec_folder(pytester, {"spec/test_rr.py": SPEC + "\n\ndef test_helper():\n    assert True\n"})
+    result = pytester.runpytest("spec", "-p", "no:cacheprovider")
+    assert result.ret == pytest.ExitCode.INTERRUPTED
+    result.stdout.fnmatch_lines(["*spec/test_rr.py declares dpverify specs and also defines pytest tests (test_helper)*",
+                                 "fix: move the tests into a test module outside the spec directory*"])
+
+
+@pytest.mark.parametrize("files,named", [
+    ({"claims/test_rr.py": SPEC}, "claims/test_rr.py"),  # named like a test module, outside spec directories
+    ({"claims/rr.py": SPEC.replace("import dpverify as dp", "from helper import dp"),
+      "claims/helper.py": "import dpverify as dp\n"}, "claims/rr.py"),  # no dpverify import the plugin can see
+])
+def test_a_named_file_pytest_takes_as_a_test_module_fails_when_it_declares_specs(pytester, files, named) -> None:
+    _spec_folder(pytester, {**files, "tests/test_ok.py": "def test_ok():\n    pass\n"})
+    result = pytester.runpytest(named, "tests", "-p", "no:cacheprovider")
+    assert result.ret == pytest.ExitCode.INTERRUPTED, result.stdout.str()  # baseline: 1 passed, exit 0
+    result.stdout.fnmatch_lines([f"*{named} declares dpverify specs (rr, halved) but pytest collected it as a test module*"])
+
+
+def test_a_test_module_outside_spec_directories_keeps_its_tests(pytester) -> None:
+    """Specs at module level of a real test module (tests/ of a project) are its fixtures."""
+    _spec_folder(pytester, {"tests/test_uses_specs.py": SPEC + "\n\ndef test_names():\n    assert bad.name\n"})
+    pytester.runpytest("-p", "no:cacheprovider").assert_outcomes(passed=1)
+
+
+CONFTEST_HIDING = {  # what a conftest.py adds to every item, and the outcomes then
+    "skip mark": ("        item.add_marker(pytest.mark.skip(reason='slow'))\n", dict(errors=3)),  # at setup
+    "xfail mark": ("        item.add_marker(pytest.mark.xfail(reason='known'))\n", dict(passed=2, failed=1)),
+}
+
+
+@pytest.mark.parametrize("how", sorted(CONFTEST_HIDING))
+def test_a_conftest_cannot_skip_or_xfail_a_claim_point(pytester, how: str) -> None:
+    conftest = ("import pytest\n\ndef pytest_collection_modifyitems(items):\n    for item in items:\n"
+                + CONFTEST_HIDING[how][0])
+    _spec_folder(pytester, {"spec/rr.py": SPEC, "spec/conftest.py": conftest})
+    result = pytester.runpytest("spec", "-p", "no:cacheprovider")
+    assert result.ret == pytest.ExitCode.TESTS_FAILED  # baseline: 3 skipped, or 2 xpassed and 1 xfailed: exit 0
+    result.assert_outcomes(**CONFTEST_HIDING[how][1])
+    result.stdout.fnmatch_lines(["*a claim point cannot be skipped or xfailed*"])
+
+
+def test_claim_points_dropped_by_a_hook_fail_but_deselected_ones_do_not(pytester) -> None:
+    conftest = "def pytest_collection_modifyitems(items):\n    items[:] = [i for i in items if 'halved' not in i.nodeid]\n"
+    _spec_folder(pytester, {"spec/rr.py": SPEC, "spec/conftest.py": conftest})
+    result = pytester.runpytest("spec", "-p", "no:cacheprovider")
+    assert result.ret == pytest.ExitCode.INTERRUPTED
+    result.stdout.fnmatch_lines(["*1 claim point(s) of spec/rr.py were removed from the run*"])
+    pytester.path.joinpath("spec", "conftest.py").unlink()
+    deselected = pytester.runpytest("spec", "-p", "no:cacheprovider", "-k", "not halved")
+    deselected.assert_outcomes(passed=2, deselected=1)
+    assert deselected.ret == pytest.ExitCode.OK
+
+
+def test_narrower_arguments_and_last_failed_are_not_missing_files(pytester) -> None:
+    """`pytest spec/a.py` checks a.py only; --lf skips the files without failures: neither is an error."""
+    _spec_folder(pytester, {"spec/a.py": SPEC, "spec/test_b.py": SPEC.replace("eps / 2", "eps"),
+                            "spec/.hidden/c.py": SPEC})
+    pytester.runpytest("spec/a.py").assert_outcomes(passed=2, failed=1)
+    pytester.runpytest("spec/test_b.py::halved").assert_outcomes(passed=1)
+    pytester.runpytest("spec/a.py", "spec/test_b.py").assert_outcomes(passed=5, failed=1)
+    pytester.path.joinpath("spec", ".hidden", "c.py").unlink()
+    pytester.runpytest("spec")
+    again = pytester.runpytest("spec", "--lf")
+    again.assert_outcomes(failed=1, deselected=5)
