@@ -31,12 +31,51 @@ from typing import Any, Optional, Sequence
 import sympy
 
 from .backend import exact_sign
+from .pld_budget import HOW, scaled
 
 W = sympy.Symbol("w", positive=True)
 MAX_TERMS = 400_000
 """The most (loss, w-degree) terms of a composed polynomial computed exactly (a counted budget)."""
 MAX_PRODUCTS = 20_000_000
 """The most products of terms in one multiplication (a counted budget, checked before it starts)."""
+MAX_WORK = 100_000_000
+"""The most work of one composition's exact polynomial products, in units of one product of small
+integers (a product of b-bit coefficients counts 1 + b/200 + (b/800)^2 units: their size grows with T),
+estimated before the repeated squaring starts from the sizes and bit lengths its powers can reach
+(:func:`power_work`), and counted again on the actual sizes before each multiplication."""
+
+
+def _unit(bits: int) -> float:
+    """Units of work of one product of two coefficients of ``bits`` bits together."""
+    return 1 + bits / 200 + (bits / 800) ** 2
+
+
+def power_work(terms: dict, times: int) -> float:
+    """An upper estimate of the work of :func:`power` (``terms`` to the ``times``), before any product:
+    the n-th power has at most min(C(n + m - 1, m - 1), (n dk + 1)(n dj + 1)) terms (m terms spanning dk
+    losses and dj degrees in w) with coefficients of at most n log2(sum |c|) bits.  Stops counting once
+    above the budget."""
+    m = len(terms)
+    if m <= 1:
+        return 0.0
+    dk = max(k for k, _ in terms) - min(k for k, _ in terms)
+    dj = max(j for _, j in terms) - min(j for _, j in terms)
+    bits1 = max(1, sum(abs(c) for c in terms.values()).bit_length())
+    limit = scaled(MAX_WORK)
+
+    def size(n: int) -> int:
+        return min(math.comb(n + m - 1, m - 1), (n * dk + 1) * (n * dj + 1))
+    total, result, base, n = 0.0, 0, 1, times
+    while n and total <= limit:
+        if n & 1:
+            if result:
+                total += size(result) * size(base) * _unit((result + base) * bits1)
+            result += base
+        n >>= 1
+        if n:
+            total += size(base) ** 2 * _unit(2 * base * bits1)
+            base *= 2
+    return total
 
 
 class NotOnLattice(Exception):
@@ -58,7 +97,12 @@ class LatticePLD:
     cache: dict = field(default_factory=dict, compare=False, repr=False)  # masses per precision
 
     def compose(self, times: int) -> "LatticePLD":
-        """The ``times``-fold composition (refuses beyond MAX_TERMS terms: :class:`NotOnLattice`)."""
+        """The ``times``-fold composition (refuses beyond MAX_TERMS terms or MAX_WORK, estimated before the
+        first product: :class:`NotOnLattice`)."""
+        work = power_work(self.terms, times)
+        if work > scaled(MAX_WORK):
+            raise NotOnLattice(f"the exact lattice composition of {len(self.terms)} terms {times:,} times needs about "
+                               f"{work:.3g} units of work (more than the budget of {scaled(MAX_WORK):.3g}; {HOW})")
         return LatticePLD(self.step, power(self.terms, times), tuple((d, p * times) for d, p in self.denominators),
                           tuple((m, t * times) for m, t in self.infinite))
 
@@ -170,6 +214,11 @@ def lattice_pld(p: Sequence[sympy.Expr], q: Sequence[sympy.Expr]) -> LatticePLD:
 def _multiply(a: dict, b: dict) -> dict:
     if len(a) * len(b) > MAX_PRODUCTS:
         raise NotOnLattice(f"composing the distribution takes more than {MAX_PRODUCTS:,} products of terms")
+    bits = max(abs(c) for c in a.values()).bit_length() + max(abs(c) for c in b.values()).bit_length()
+    work = len(a) * len(b) * _unit(bits)
+    if work > scaled(MAX_WORK):
+        raise NotOnLattice(f"one product of the exact lattice composition needs about {work:.3g} units of work "
+                           f"(more than the budget of {scaled(MAX_WORK):.3g}; {HOW})")
     out: dict = {}
     get = out.get
     for (k1, j1), c1 in a.items():

@@ -25,9 +25,11 @@ from typing import Any, Iterator, Sequence
 import sympy
 
 from .backend import exact_sign
+from .pld_budget import HOW, scaled
 
-MAX_TERMS = 300_000
-"""The most multinomial terms composed (a counted budget)."""
+MAX_TERMS = 25_000
+"""The most multinomial terms composed (a counted budget, from the counts before any term: each term costs
+a few interval operations per distinct loss, about 0.3 ms at 50 digits; scaled by --max-work)."""
 
 
 class TooManyTerms(Exception):
@@ -117,9 +119,10 @@ def composed_terms(parts: Sequence[tuple[Atoms, int]], backend: Any) -> Terms:
     counts over the concatenated ratios of the parts, in certified intervals of ``backend`` -- the mass
     an exact multinomial coefficient times powers of the groups' masses, the Q-mass the same with the
     groups' Q-masses p_i / r_i (:class:`TooManyTerms` beyond MAX_TERMS)."""
-    if count(parts) > MAX_TERMS:
-        groups = ", ".join(f"{len(a.ratios)} losses x {t}" for a, t in parts)
-        raise TooManyTerms(f"{groups} make {count(parts):,} terms (more than {MAX_TERMS:,})")
+    if count(parts) > scaled(MAX_TERMS):
+        groups = ", ".join(f"{len(a.ratios)} losses x {t:,}" for a, t in parts)
+        raise TooManyTerms(f"{groups} make {count(parts):,} multinomial terms (more than the budget of "
+                           f"{int(scaled(MAX_TERMS)):,}; {HOW})")
     ctx = backend.ctx
     out: list[tuple[tuple, Any, Any, Any]] = [((), ctx.mpf(0), ctx.mpf(1), ctx.mpf(1))]
     for found, times in parts:
@@ -131,12 +134,13 @@ def composed_terms(parts: Sequence[tuple[Atoms, int]], backend: Any) -> Terms:
         p_pow = [_powers(ctx, m, times) for m in p_masses]
         q_pow = [_powers(ctx, m, times) for m in q_masses]
         own = []
+        factorials = _powers(ctx, None, times)  # k! for k <= times, intervals (exact integers would cost O(T) bits each)
         for counts in _counts(len(losses), times):
-            coefficient, left = 1, times
+            coefficient = factorials[times]
             for n in counts:
-                coefficient *= math.comb(left, n)
-                left -= n
-            loss, p_mass, q_mass = ctx.mpf(0), ctx.mpf(coefficient), ctx.mpf(coefficient)
+                if n > 1:
+                    coefficient = coefficient / factorials[n]
+            loss, p_mass, q_mass = ctx.mpf(0), coefficient, coefficient
             for i, n in enumerate(counts):
                 if n:
                     loss += n * losses[i]
@@ -148,10 +152,10 @@ def composed_terms(parts: Sequence[tuple[Atoms, int]], backend: Any) -> Terms:
 
 
 def _powers(ctx: Any, value: Any, times: int) -> list:
-    """value^0 .. value^times (intervals)."""
+    """value^0 .. value^times (intervals); 0! .. times! when ``value`` is None."""
     out = [ctx.mpf(1)]
-    for _ in range(times):
-        out.append(out[-1] * value)
+    for k in range(1, times + 1):
+        out.append(out[-1] * (k if value is None else value))
     return out
 
 

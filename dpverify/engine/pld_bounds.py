@@ -35,10 +35,59 @@ import math
 from dataclasses import dataclass, field
 from typing import Any, Sequence
 
+from .pld_budget import HOW, product_cost, scaled
+
 BITS = 160
 """Bits of the integer masses (2^-BITS resolution)."""
 MAX_COEFFICIENTS = 100_000
 """The longest composed polynomial computed (a counted budget)."""
+
+
+MAX_PRODUCT_WORK = 1_000_000_000
+"""The most digit operations of one composition's integer products (both bounds), estimated before the
+first product by :func:`composition_cost` from the polynomials' lengths (Karatsuba's n^1.585 on 30-bit
+digits: about 7e7 a second here; scaled by --max-work).  Tails trimmed during the products only shorten
+them, so the estimate is an upper one."""
+
+
+def _product_words(length_a: int, length_b: int) -> tuple[float, float]:
+    """The 30-bit digits of both packed operands of one product (coefficients below 2^(BITS + 1) each)."""
+    size = (2 * BITS + 2 + max(length_a, length_b).bit_length()) // 8 + 1  # bytes per packed coefficient
+    return length_a * size * 8 / 30, length_b * size * 8 / 30
+
+
+def composition_cost(parts: Sequence[tuple[int, int]]) -> float:
+    """An upper estimate of the digit operations of composing polynomials of the given lengths, each to its
+    power (``parts``: (length, runs)), then multiplied together -- for one bound; stops once far above
+    the budget."""
+    total, limit, lengths = 0.0, 2 * scaled(MAX_PRODUCT_WORK), []
+    for length, runs in parts:
+        result, base, n = 0, length, runs
+        while n and total <= limit:
+            if n & 1:
+                if result:
+                    total += product_cost(*_product_words(result, base))
+                result = base if not result else result + base - 1
+            n >>= 1
+            if n:
+                total += product_cost(*_product_words(base, base))
+                base = 2 * base - 1
+        lengths.append(result)
+    length = lengths[0] if lengths else 1
+    for other in lengths[1:]:
+        if total > limit:
+            break
+        total += product_cost(*_product_words(length, other))
+        length += other - 1
+    return total
+
+
+def check_cost(parts: Sequence[tuple[int, int]], what: str) -> None:
+    """:class:`TooLong` when composing ``parts`` (both bounds) is estimated above MAX_PRODUCT_WORK."""
+    work = 2 * composition_cost(parts)
+    if work > scaled(MAX_PRODUCT_WORK):
+        raise TooLong(f"composing {what} needs about {work:.3g} digit operations of integer products (more than the "
+                      f"budget of {scaled(MAX_PRODUCT_WORK):.3g}; {HOW})")
 
 
 class TooLong(Exception):
@@ -164,19 +213,22 @@ class Discretised:
     sums: dict = field(default_factory=dict, compare=False, repr=False)  # suffix sums per bound
 
 
-def discretise(ctx: Any, steps: Sequence[int], h: Any) -> Discretised:
+def discretise(ctx: Any, steps: Any, h: Any) -> Discretised:
     """The composition of Laplace values steps[i] * h scales apart (one entry per released value and
-    repetition; h > 0 exact, given as an interval), bounded below and above on the grid h Z (cells'
+    repetition, or a dict {steps: how many runs}; h > 0 exact, given as an interval), bounded below and above on the grid h Z (cells'
     midpoints and ends, :func:`laplace_grid`; an odd step count -- cells of width 2h would not tile
     (-t, t) -- halves the grid's step first); :class:`TooLong` beyond MAX_COEFFICIENTS grid points."""
-    if any(n % 2 for n in steps):
-        steps, h = [2 * n for n in steps], h / 2
-    if sum(2 * n + 1 for n in steps) > MAX_COEFFICIENTS:
-        raise TooLong(f"the composed loss distribution has about {sum(2 * n + 1 for n in steps):,} grid points "
-                      f"(more than {MAX_COEFFICIENTS:,})")
+    counts = dict(steps) if isinstance(steps, dict) else {n: list(steps).count(n) for n in set(steps)}
+    counts = {n: counts[n] for n in sorted(counts)}
+    if any(n % 2 for n in counts):
+        counts, h = {2 * n: k for n, k in counts.items()}, h / 2
+    points = sum((2 * n + 1) * k for n, k in counts.items())
+    if points > scaled(MAX_COEFFICIENTS):
+        raise TooLong(f"the composed loss distribution has about {points:,} grid points "
+                      f"(more than the budget of {int(scaled(MAX_COEFFICIENTS)):,}; {HOW})")
+    check_cost([(2 * n + 1, k) for n, k in counts.items()], "the discretised Laplace loss distributions")
     ends = []
     for up in (False, True):
-        counts = {n: steps.count(n) for n in sorted(set(steps))}
         ends.append(product([_power(_integers(laplace_grid(ctx, n, h, up), up), k, up) for n, k in counts.items()], up))
     return Discretised(h, ends[0], ends[1])
 
@@ -217,10 +269,12 @@ def discretise_atoms(ctx: Any, parts: Sequence[tuple[Sequence[Any], Sequence[Any
     for losses, _, runs in parts:
         if losses:
             spans.append((_ceil(ctx, max(losses, key=lambda v: float(v.b)) / h)
-                          - _floor(ctx, min(losses, key=lambda v: float(v.a)) / h) + 1) * runs)
-    if sum(spans) > MAX_COEFFICIENTS:
-        raise TooLong(f"the composed loss distribution on a grid of step {float(h.b):.3g} has about {sum(spans):,} "
-                      f"points (more than {MAX_COEFFICIENTS:,})")
+                          - _floor(ctx, min(losses, key=lambda v: float(v.a)) / h) + 1, runs))
+    points = sum(span * runs for span, runs in spans)
+    if points > scaled(MAX_COEFFICIENTS):
+        raise TooLong(f"the composed loss distribution on a grid of step {float(h.b):.3g} has about {points:,} "
+                      f"points (more than the budget of {int(scaled(MAX_COEFFICIENTS)):,}; {HOW})")
+    check_cost(spans, "the discrete losses rounded to the grid")
     ends = []
     for up in (False, True):
         polys = []

@@ -25,10 +25,12 @@ import math
 from typing import Any
 
 from .gaussian_delta import phi
-from .pld_bounds import Bounds, Discretised, TooLong, _power, delta_bounds, fixed
+from .pld_budget import HOW, scaled
+from .pld_bounds import MAX_COEFFICIENTS, Bounds, Discretised, TooLong, _power, check_cost, delta_bounds, fixed
 
-MAX_BOUNDARIES = 40_000
-"""The most grid boundaries (certified Phi evaluations per direction) of one step (a counted budget)."""
+MAX_BOUNDARIES = 12_000
+"""The most grid boundaries of one step (a counted budget, on the float-chosen boundaries before any of
+their certified Phi evaluations: about four per boundary, 0.5 ms each at 20 digits)."""
 
 
 def _inverse(ctx: Any, q: Any, distance: Any, y: Any) -> Any:
@@ -67,8 +69,9 @@ def _boundaries(ctx: Any, q: Any, distance: Any, h: Any, dx: float, tail: float)
         if x > d + min(6.0, tail - 2):
             step *= 2
         out.append(min(max(out[-1] + 1, math.ceil(loss(x + step) / hf)), top))
-        if len(out) > MAX_BOUNDARIES:
-            raise TooLong(f"one subsampled Gaussian step needs more than {MAX_BOUNDARIES:,} cell boundaries")
+        if len(out) > scaled(MAX_BOUNDARIES):
+            raise TooLong(f"one subsampled Gaussian step needs more than {int(scaled(MAX_BOUNDARIES)):,} cell boundaries "
+                          f"(a budget; {HOW})")
     return out
 
 
@@ -138,8 +141,20 @@ def one_step(ctx: Any, rate: Any, distance: Any, h: Any, dx: float, tail: float)
     return out
 
 
+def check_composable(length: int, times: int) -> None:
+    """:class:`TooLong` when ``times`` steps of ``length`` grid points exceed the coefficients' or the products'
+    budget (checked on the float-chosen boundaries, before any certified Phi, and again before composing)."""
+    if (length - 1) * times + 1 > scaled(MAX_COEFFICIENTS):
+        raise TooLong(f"{times:,} subsampled Gaussian steps of {length:,} grid points each exceed the budget of "
+                      f"{int(scaled(MAX_COEFFICIENTS)):,} coefficients ({HOW})")
+    check_cost([(length, times)], f"{times:,} subsampled Gaussian steps of {length:,} grid points")
+
+
 def compose(steps: list[tuple[Polynomial, Polynomial]], times: int, h: Any) -> list[Discretised]:
-    """The ``times``-fold compositions of :func:`one_step`'s polynomials, each bound in its direction."""
+    """The ``times``-fold compositions of :func:`one_step`'s polynomials, each bound in its direction
+    (:class:`TooLong` beyond the coefficients' or the products' budget, estimated before any product)."""
+    for down, up in steps:
+        check_composable(max(len(down[1]), len(up[1])), times)
     return [Discretised(h, _power(down, times, False), _power(up, times, True)) for down, up in steps]
 
 

@@ -20,7 +20,7 @@ from typing import Any
 
 from .gaussian_delta import phi
 from .pld_bounds import _floor
-from .pld_gaussian_mixture import Polynomial, _boundaries, _cdfs, _clip, _polynomial
+from .pld_gaussian_mixture import Polynomial, _boundaries, _cdfs, _clip, _polynomial, check_composable
 
 MARGIN = 1e-9
 """How far past a grid point a merged cell's loss is aimed (floats choose the cells)."""
@@ -97,9 +97,14 @@ def _split(ctx: Any, cdf: list, qcdf: list, indices: list[int], h: Any) -> Polyn
     return _polynomial(masses, _clip(1 - cdf[-1], ctx), True)
 
 
-def one_step_tight(ctx: Any, rate: Any, distance: Any, h: Any, dx: float, tail: float) -> list[tuple[Polynomial, Polynomial]]:
-    """As :func:`dpverify.engine.pld_gaussian_mixture.one_step`, with the second-order bounds above."""
+def one_step_tight(ctx: Any, rate: Any, distance: Any, h: Any, dx: float, tail: float,
+                   times: int = 0) -> list[tuple[Polynomial, Polynomial]]:
+    """As :func:`dpverify.engine.pld_gaussian_mixture.one_step`, with the second-order bounds above; with
+    ``times``, refused (:class:`TooLong`) before any certified Phi when composing that many steps of the
+    grid's span is beyond the budget."""
     indices = _boundaries(ctx, rate, distance, h, dx, tail)
+    if times:
+        check_composable(indices[-1] - indices[0] + 1, times)
     added, removed = _cdfs(ctx, rate, distance, h, indices)
     q_added = [1 - r for r in removed]  # Q(L <= i h) = Phi(x(i h)) under N(0, 1)
     negated = [-i for i in reversed(indices)]

@@ -23,7 +23,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from .pld_bounds import BITS, MAX_COEFFICIENTS, Bounds, Discretised, TooLong, _floor, _integers, _power
+from .pld_budget import HOW, scaled
+from .pld_bounds import BITS, MAX_COEFFICIENTS, Bounds, Discretised, TooLong, _floor, _integers, _power, check_cost
 
 SAFETY = 1.5
 """The lower bound's cells are centred SAFETY times the estimated deficit above their lattice point."""
@@ -124,8 +125,10 @@ def top_loss(ctx: Any, q: Any, t: Any, added: bool) -> Any:
 
 def discretised(ctx: Any, q: Any, t: Any, added: bool, times: int, n: int) -> tuple[Discretised, Any]:
     """(the composed lower and upper lattice distributions, T o): :class:`TooLong` beyond MAX_COEFFICIENTS."""
-    if times * n + 1 > MAX_COEFFICIENTS:
-        raise TooLong(f"{times} runs of {n} lattice steps exceed {MAX_COEFFICIENTS:,} coefficients")
+    if n < 2 or times * n + 1 > scaled(MAX_COEFFICIENTS):
+        raise TooLong(f"{times:,} runs of {max(n, 2):,} lattice steps or more exceed the budget of "
+                      f"{int(scaled(MAX_COEFFICIENTS)):,} coefficients ({HOW})")
+    check_cost([(n + 1, times)], f"{times:,} runs of {n:,} lattice steps")
     run = Run(ctx, q, t, added, n)
     ends = [_power(_integers(masses, up), times, up) for masses, up in ((run.lower(), False), (run.upper(), True))]
     return Discretised(run.h, ends[0], ends[1]), times * run.origin

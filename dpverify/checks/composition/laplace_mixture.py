@@ -19,6 +19,7 @@ from ...dsl.params import Point
 from ...engine.backend import IntervalBackend, SympyBackend
 from ...engine.noisy import FULL, Density
 from ...engine.pld_bounds import MAX_COEFFICIENTS, TooLong
+from ...engine.pld_budget import HOW, scaled
 from ...engine.pld_laplace_mixture import Unreached, certified_delta
 from ...engine.pld_laplace_mixture_bounds import bounds, discretised, top_loss
 from .routes import NotComposable, Route, two_point_mixture
@@ -77,12 +78,16 @@ class SubsampledLaplace(Route):
         self.shapes = [self._shape(pair) for pair in pairs]
         self.memo: dict = {}
         self.steps = self._steps(LATTICES[0])
+        if self.times > 2 and self.steps < 2:
+            raise NotComposable(f"{self.times:,} runs of the lattice bounds (2 steps per run or more) exceed the budget of "
+                                f"{int(scaled(MAX_COEFFICIENTS)):,} coefficients ({HOW})")
+        self.fell_back = False  # T <= 2 answered by the lattice where the certified integral was not established
         self.found: dict = {}  # lattice bounds per (shape, steps), built when a claim needs them
         self.grid = (f"{self.steps} steps per run" if self.times > 2
                      else "no (certified closed form and integral)")
 
     def _steps(self, steps: int) -> int:
-        return min(steps, (MAX_COEFFICIENTS - 1) // self.times)
+        return min(steps, int(scaled(MAX_COEFFICIENTS) - 1) // self.times)
 
     def _shape(self, pair: tuple) -> tuple[Fraction, Fraction, bool]:
         (laws, _), = self.laws(pair, SympyBackend())
@@ -106,8 +111,9 @@ class SubsampledLaplace(Route):
             return self._bracket(shape, eps, backend, self.found if memo is None else memo)
         try:
             value = certified_delta(q, t, self.times, Fraction(int(eps.p), int(eps.q)), added, bits)
-        except Unreached as exc:
-            raise NotComposable(str(exc)) from None
+        except Unreached:  # (a far-out rate or scale): the lattice bounds, which hold for every T
+            self.fell_back = True
+            return self._bracket(shape, eps, backend, self.found if memo is None else memo)
         low, high = _fraction_of(value.lower()), _fraction_of(value.upper())
         ctx = backend.ctx
         lo = ctx.mpf(low.numerator) / low.denominator
@@ -152,7 +158,7 @@ class SubsampledLaplace(Route):
 
     def lower_how(self, index: int, eps: sympy.Expr) -> str:
         """How :meth:`confirm_lower` bounds delta_T(eps) from below, for a refutation's message."""
-        if self.times > 2:
+        if self.times > 2 or self.fell_back:
             return f"the lattice lower bound with {self.steps} steps per run"
         return "the closed form" if self.times == 1 else "the certified integral (arb balls)"
 

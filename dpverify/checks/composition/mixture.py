@@ -123,7 +123,8 @@ class SubsampledGaussian(Route):
         key = (rate, distance, grid, backend.dps)
         try:
             if key not in STEPS:
-                STEPS[key] = one_step_tight(ctx, backend.num(rate), backend.num(distance), ctx.mpf(1) / grid[0], *grid[1:])
+                STEPS[key] = one_step_tight(ctx, backend.num(rate), backend.num(distance), ctx.mpf(1) / grid[0], *grid[1:],
+                                            times=self.times)
             return compose(STEPS[key], self.times, ctx.mpf(1) / grid[0])
         except TooLong as exc:
             raise NotComposable(str(exc)) from None

@@ -19,6 +19,7 @@ from ...dsl.spec import Spec
 from ...engine.backend import IntervalBackend, exact_sign
 from ...engine.datasets import require_pairs
 from ...engine.decimals import decimal
+from ...engine.pld_budget import set_factor
 from ...errors import SpecError
 from ...evidence import ProfileEvidence, ProfileRow
 from ...results import PointResult, Status, Witness
@@ -57,6 +58,7 @@ class ProfileCheck:
             result.status = Status.VERIFIED
             result.message = "holds: every pair of neighbouring datasets has the same law (delta = 0 at every eps)"
             return result
+        set_factor(ws.options.max_work)  # the composition budgets scale with --max-work
         key = ("profile-route", id(spec), point, tuple((p, t) for p, t, _ in components))
         if key not in ws.memo:  # the composed distributions are shared by the claims at this point
             try:
@@ -69,17 +71,21 @@ class ProfileCheck:
             return result
         result.method = found.method
         evidence.method = type(found).__name__.lower()
-        enclosures = [[found.enclosure(k, e) for k in range(len(pairs))] for e, _ in levels]
-        bounded = hasattr(found, "refine")  # a discretised route: certified lower and upper bounds
-        if bounded and _undecided(table, levels, enclosures) and found.refine():
+        try:  # a route may meet a budget only at some eps (the lattice a claim needs): unknown, with it
             enclosures = [[found.enclosure(k, e) for k in range(len(pairs))] for e, _ in levels]
-        for name, value in found.extras().items():
-            setattr(evidence, name, value)
-        worst = max(range(len(pairs)), key=lambda k: float(enclosures[0][k].b))
-        evidence.pair = [repr(pairs[worst][0]), repr(pairs[worst][1])]
-        _rows(evidence, enclosures, bounded)
-        evidence.curve = _curve(found, worst, [e for e, _ in levels], table)
-        return _decide(found, levels, enclosures, pairs, table, result, claim.times, scope)
+            bounded = hasattr(found, "refine")  # a discretised route: certified lower and upper bounds
+            if bounded and _undecided(table, levels, enclosures) and found.refine():
+                enclosures = [[found.enclosure(k, e) for k in range(len(pairs))] for e, _ in levels]
+            for name, value in found.extras().items():
+                setattr(evidence, name, value)
+            worst = max(range(len(pairs)), key=lambda k: float(enclosures[0][k].b))
+            evidence.pair = [repr(pairs[worst][0]), repr(pairs[worst][1])]
+            _rows(evidence, enclosures, bounded)
+            evidence.curve = _curve(found, worst, [e for e, _ in levels], table)
+            return _decide(found, levels, enclosures, pairs, table, result, claim.times, scope)
+        except NotComposable as exc:
+            result.status, result.message = Status.UNKNOWN, f"not decided: {exc}"
+            return result
 
 
 def _decide(found: Any, levels: list, enclosures: list, pairs: list[tuple], table: Any, result: PointResult,

@@ -24,12 +24,14 @@ from typing import Any, Optional
 import sympy
 
 from ...dsl.params import Point
-from ...engine.backend import IntervalBackend, SympyBackend
+from ...engine.backend import IntervalBackend, SympyBackend, exact_sign
 from ...engine.decimals import decimal
 from ...engine.gaussian_delta import centre_distance, event_probabilities, gaussian_delta, release
 from ...engine.noisy import Density
 from ...engine.pld import LatticePLD, NotOnLattice, combine, delta_at, lattice_pld
-from ...engine.pld_atoms import Atoms, TooManyTerms, atoms, composed_delta, composed_terms
+from ...engine import pld_atoms
+from ...engine.pld_atoms import Atoms, TooManyTerms, atoms, composed_delta, composed_terms, count
+from ...engine.pld_budget import HOW, scaled
 from ...engine.pld_bounds import Discretised, TooLong, delta_bounds, discretise, discretise_atoms
 from ...engine.reading import distribution
 from ...engine.renyi import Unsupported, exact_number, parts
@@ -140,10 +142,14 @@ class Multinomial(Route):
     def __init__(self, components: list, point: Point, pairs: list[tuple]) -> None:
         super().__init__(components, point, pairs)
         self.atoms = [self._atoms(pair) for pair in pairs]
+        total = sum(count(found) for found in self.atoms)  # every pair's terms, counted before any is computed
+        if total > scaled(pld_atoms.MAX_TERMS):
+            raise NotComposable(f"the {len(pairs)} pairs' multinomials make {total:,} "
+                                f"terms (more than the budget of {int(scaled(pld_atoms.MAX_TERMS)):,}; {HOW})")
         try:
             self.terms = [composed_terms(found, self.backend) for found in self.atoms]
         except TooManyTerms as exc:
-            raise NotComposable(f"the losses are on no lattice, and {exc}") from None
+            raise NotComposable(str(exc)) from None
 
     def _atoms(self, pair: tuple) -> list[tuple[Atoms, int]]:
         return [(atoms(*_aligned(*laws)), times) for laws, times in self.laws(pair, SympyBackend())]
@@ -206,12 +212,15 @@ class Laplace(Route):
     def __init__(self, components: list, point: Point, pairs: list[tuple]) -> None:
         super().__init__(components, point, pairs)
         self.distances = [self._distances(pair, self.backend) for pair in pairs]
+        # every run's loss is at most its distance t: delta_T(eps) = 0 exactly for eps >= the sum (exact)
+        self.tops = [sympy.Add(*(t * runs for t, runs in d.items())) for d in self.distances]
         self.grid = LAPLACE_GRIDS[0]
         self.found = [self._discretise(d, self.backend, self.grid) for d in self.distances]
 
-    def _distances(self, pair: tuple, backend: Any) -> list[sympy.Expr]:
-        """The scaled distance t of every released Laplace value, once per run."""
-        out = []
+    def _distances(self, pair: tuple, backend: Any) -> dict:
+        """{scaled distance t: how many released Laplace values of all runs have it} (a count per distance:
+        T runs are one entry, not T)."""
+        out: dict = {}
         for laws, times in self.laws(pair, backend):
             try:
                 law, law_prime = (parts(law, backend) for law in laws)
@@ -225,19 +234,23 @@ class Laplace(Route):
                 if g.kind != "laplace" or h.kind != "laplace" or g.scale != h.scale:
                     raise NotComposable("a released value that is not Laplace, or Laplace values of different scales")
                 t = sympy.Abs(exact_number(g.centre) - exact_number(h.centre)) / exact_number(g.scale)
-                out += [t] * times if t != 0 else []
+                if t != 0:
+                    out[t] = out.get(t, 0) + times
         return out
 
-    def _discretise(self, distances: list[sympy.Expr], backend: Any, grid: int) -> Optional[Discretised]:
+    def _discretise(self, distances: dict, backend: Any, grid: int) -> Optional[Discretised]:
         if not distances:
             return None
         base = min(distances, key=lambda t: float(t))
-        ratios = [sympy.simplify(t / base) for t in distances]  # exact (nsimplify would round floats)
-        if not all(r.is_Rational for r in ratios):
-            raise NotComposable(f"the Laplace distances {sorted(set(distances), key=str)} are not rational multiples "
+        ratios = {t: sympy.simplify(t / base) for t in distances}  # exact (nsimplify would round floats)
+        if not all(r.is_Rational for r in ratios.values()):
+            raise NotComposable(f"the Laplace distances {sorted(distances, key=str)} are not rational multiples "
                                 "of each other")
-        denominator = math.lcm(*(int(r.q) for r in ratios))
-        steps = [int(r * grid * denominator) for r in ratios]
+        denominator = math.lcm(*(int(r.q) for r in ratios.values()))
+        steps: dict = {}
+        for t, runs in distances.items():
+            n = int(ratios[t] * grid * denominator)
+            steps[n] = steps.get(n, 0) + runs
         try:
             return discretise(backend.ctx, steps, backend.num(base / (grid * denominator)))
         except TooLong as exc:
@@ -256,7 +269,7 @@ class Laplace(Route):
 
     def enclosure(self, index: int, eps: sympy.Expr) -> Any:
         ctx = self.backend.ctx
-        if self.found[index] is None:
+        if self.found[index] is None or exact_sign(eps - self.tops[index]) in (0, 1):
             return ctx.mpf(0)
         bounds = delta_bounds(ctx, self.found[index], self.backend.num(eps))
         return ctx.mpf([bounds.lower.a, bounds.upper.b])
@@ -306,7 +319,7 @@ class Discrete(Route):
         try:
             return discretise_atoms(ctx, given, backend.num(self.unit / self.grid)), 1 - finite
         except TooLong as exc:
-            raise NotComposable(f"the losses are on no lattice, too many for an exact multinomial, and {exc}") from None
+            raise NotComposable(str(exc)) from None
 
     def refine(self) -> bool:
         if self.grid == GRIDS[-1]:
@@ -343,14 +356,19 @@ def route(components: list, point: Point, pairs: list[tuple]) -> Route:
     weights = [w for _, _, table in components for law in table.laws for w in law.values()]
     try:
         if not any(isinstance(w, Density) for w in weights):
+            reasons = []
             try:
                 return Lattice(components, point, pairs)
-            except NotOnLattice:
-                pass
+            except NotOnLattice as exc:
+                reasons.append(f"exact lattice: {exc}")
             try:
                 return Multinomial(components, point, pairs)
-            except NotComposable:
+            except NotComposable as exc:
+                reasons.append(f"multinomial: {exc}")
+            try:
                 return Discrete(components, point, pairs)
+            except NotComposable as exc:
+                raise NotComposable("; ".join([*reasons, f"grid: {exc}"])) from None
         if not all(isinstance(w, Density) for w in weights):
             raise NotComposable("discrete outputs and released noisy values together are not composed")
         kinds = {s.kind for _, _, table in components for law in table.laws

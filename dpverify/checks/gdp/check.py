@@ -32,6 +32,7 @@ from ...dsl.spec import Spec
 from ...engine.backend import IntervalBackend, SympyBackend, exact_sign
 from ...engine.datasets import require_pairs
 from ...engine.decimals import decimal
+from ...engine.pld_budget import set_factor
 from ...engine.gaussian_delta import gaussian_delta
 from ...engine.renyi import Unsupported, exact_number, parts
 from ...errors import SpecError
@@ -75,15 +76,16 @@ class GdpCheck:
             result.status = Status.VERIFIED
             result.message = "holds: every pair of neighbouring datasets has the same law"
             return result
+        set_factor(ws.options.max_work)  # the composition budgets scale with --max-work
         try:
             found = route([(spec.mechanism, claim.times, table)], point, pairs)
+            result.evidence.method = type(found).__name__.lower()
+            if isinstance(found, Gaussian):
+                return _gaussian(spec, claim, mu, point, ws, found, table, result)
+            return _profile(claim, mu, found, table, result)
         except NotComposable as exc:
-            result.message = f"not decided: {exc}"
+            result.status, result.message = Status.UNKNOWN, f"not decided: {exc}"
             return result
-        result.evidence.method = type(found).__name__.lower()
-        if isinstance(found, Gaussian):
-            return _gaussian(spec, claim, mu, point, ws, found, table, result)
-        return _profile(claim, mu, found, table, result)
 
 
 def _bound(ctx: Any, mu: Any, eps: Any) -> Any:
