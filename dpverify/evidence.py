@@ -300,7 +300,8 @@ class ProbabilityEvidence(Evidence):
 
 @dataclass
 class SampleComplexityEvidence(Evidence):
-    """``sample_complexity``: the failure probability at the claimed n and the scanned curve."""
+    """``sample_complexity``: the failure probability at the bound's n, the range of n checked (the
+    claim states every n >= the bound; a verdict covers n_bound..checked_up_to) and the scanned curve."""
 
     n_bound: Optional[int] = None
     bound: Optional[str] = None
@@ -309,7 +310,10 @@ class SampleComplexityEvidence(Evidence):
     smallest_n: Optional[int] = None
     holds_down_to: Optional[int] = None
     curve: Optional[dict[str, str]] = None
-    verified_n: Optional[list[int]] = None
+    verified_n: Optional[list[int]] = None  # every n the verdict covers: n_bound..checked_up_to
+    checked_up_to: Optional[int] = None  # a verified claim is checked for n = n_bound..checked_up_to only
+    range_end: Optional[str] = None  # what ended that range: "up_to" (the claim's) or "work limit"
+    failing_n: Optional[int] = None  # a refutation's n: the bound's n or a larger one of the range
 
 
 __all__ = ["ConformanceEvidence", "FallbackEvidence", "ReplayCall", "ReplayEvidence", "ReplayTrace", "SampledCell", "StatisticalEvidence", "DensityCurves", "Evidence", "FloatEvidence", "FormulaEvidence", "PredictionEvidence", "PrivacyEvidence", "ProbabilityEvidence", "privacy_view",

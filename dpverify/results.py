@@ -96,6 +96,8 @@ class PointResult:
     method: str = ""
     seconds: float = 0.0
     evidence: Evidence = field(default_factory=Evidence)
+    coverage: Optional[dict] = None  # a verdict on part of what the claim states, e.g. {"scope": "n range",
+    # "from", "to", "label": "n = 3..40", "note"} (sample_complexity checks finitely many n); None: all of it
 
 
 @dataclass

@@ -65,6 +65,9 @@ def test_the_catalogue_bound_holds_and_reports_the_smallest_n() -> None:
     assert result.status.value == "verified"
     assert result.evidence.n_bound == 111
     assert result.evidence.holds_down_to < 111  # the default run scans the top of the range only
+    # the claim states every n >= 111: the verdict covers the n the work limit allowed, and says so
+    assert result.coverage["from"] == 111 and result.coverage["to"] == result.evidence.checked_up_to > 111
+    assert f"checked for n = 111..{result.coverage['to']}; not shown beyond" in result.message
 
 
 def test_a_bound_that_asks_for_too_few_samples_is_refuted() -> None:

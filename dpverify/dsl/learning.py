@@ -146,7 +146,10 @@ class SampleComplexity(Claim):
     ``population`` is a finite distribution over records (realizable: records
     labelled by a target concept; agnostic: any labelled distribution), as
     (record, exact probability) pairs; ``error(output)`` is the true error of
-    the learner's output under it.
+    the learner's output under it.  ``up_to`` is not part of the statement: it
+    says how far n is checked (every n from the bound's to ``up_to``; without
+    it, as far as the work limit allows), and a verdict that holds says which
+    n it covers.
     """
 
     population: tuple = ()
@@ -154,6 +157,7 @@ class SampleComplexity(Claim):
     alpha: sympy.Expr = sympy.Integer(0)
     beta: sympy.Expr = sympy.Integer(0)
     bound: sympy.Expr = sympy.Integer(0)
+    up_to: Optional[sympy.Expr] = None
     kind = "sample_complexity"
 
     def describe(self) -> str:
@@ -164,10 +168,15 @@ class SampleComplexity(Claim):
            "alpha=Fraction(1, 4), beta=Fraction(1, 10), bound=n_bound)",
            population="a mapping record -> exact probability", error="a function output -> true error",
            alpha="the error level", beta="the failure probability",
-           bound="the sample size n claimed to suffice")
+           bound="the sample size n claimed to suffice",
+           up_to="the largest n to check (optional; default: as far as the work limit allows)")
 def sample_complexity(*, population: Any, error: Callable[..., Any], alpha: Any, beta: Any, bound: Any,
-                      id: Optional[str] = None, expect: Optional[str] = None) -> SampleComplexity:
-    """Claim a PAC guarantee for the spec's learner on a finite population (see SampleComplexity)."""
+                      up_to: Any = None, id: Optional[str] = None,
+                      expect: Optional[str] = None) -> SampleComplexity:
+    """Claim a PAC guarantee for the spec's learner on a finite population (see SampleComplexity):
+    P[error > alpha] <= beta for every n >= bound.  It is checked for every n from the least n >= bound
+    up to ``up_to`` (an integer, or an expression in the parameters, rounded down), or without ``up_to``
+    as far as the work limit allows; a verdict that holds covers those n only and says so."""
     from fractions import Fraction
     if not hasattr(population, "items") or not population:
         raise SpecError(f"sample_complexity: population={population!r} is not a mapping record -> probability",
@@ -189,4 +198,6 @@ def sample_complexity(*, population: Any, error: Callable[..., Any], alpha: Any,
     return SampleComplexity(population=tuple(pairs), error=error,
                             alpha=_expression(alpha, "alpha", "sample_complexity"),
                             beta=_expression(beta, "beta", "sample_complexity"),
-                            bound=_expression(bound, "bound", "sample_complexity"), id=id, expect=expect)
+                            bound=_expression(bound, "bound", "sample_complexity"),
+                            up_to=None if up_to is None else _expression(up_to, "up_to", "sample_complexity"),
+                            id=id, expect=expect)

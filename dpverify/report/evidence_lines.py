@@ -32,8 +32,13 @@ def evidence_lines(evidence: Evidence) -> list[str]:
                        f"G_mu = {evidence.witness_bound}")
         return out
     if isinstance(evidence, SampleComplexityEvidence) and evidence.n_bound is not None:
-        return [f"the bound's n = {evidence.n_bound}: P[failure] = {evidence.failure_at_bound}, "
-                f"beta = {evidence.beta}"]
+        out = [f"the bound's n = {evidence.n_bound}: P[failure] = {evidence.failure_at_bound}, "
+               f"beta = {evidence.beta}"]
+        if evidence.failing_n is not None and evidence.failing_n != evidence.n_bound:
+            out.append(f"fails at n = {evidence.failing_n} (n = {evidence.n_bound}..{evidence.failing_n - 1} hold)")
+        if evidence.checked_up_to is not None:
+            out.append(f"checked for n = {evidence.n_bound}..{evidence.checked_up_to}; not shown beyond")
+        return out
     return []
 
 

@@ -7,13 +7,18 @@ Schema (decimal strings carry 40 significant digits)::
                  "as_expected", "message",
                  "points": [{"params", "status", "message", "claimed_epsilon", "claimed_delta",
                              "achieved_epsilon", "achieved_epsilon_is_lower_bound",
-                             "achieved_delta", "witness", "seconds", "figures"}]}]}],
+                             "achieved_delta", "witness", "seconds", "figures", "coverage"}]}]}],
      "summary": {"proved", "verified", "refuted", "unknown", "error", "consistent"}}
 
 ``coverage`` (added with explicit pair sets) says what the spec's claims were checked on:
 ``{"scope": "universe", "note"}`` for every neighbouring pair of its universe, or for a
 ``dp.pairs(...)`` set ``{"scope": "listed pairs", "pairs", "datasets", "name", "note"}`` -- only
 those pairs, never the whole universe; null for a spec without a universe or that did not load.
+A point's ``coverage`` (added with the n ranges of sample-complexity claims) is null when its
+verdict is about all that its claim states, and otherwise says which part it covers: a
+``sample_complexity`` claim states "for every n >= bound" but is checked for finitely many n, so
+its ``verified`` points carry ``{"scope": "n range", "from", "to", "label": "n = 3..40", "note":
+"checked for n = 3..40; not shown beyond (...)"}`` -- never the whole claim.
 
 ``consistent`` (added with the statistical audit of black boxes) counts claims a sampled
 audit found no evidence against; they do not fail the run.  ``figures`` is the point's typed
@@ -84,7 +89,8 @@ def _point(p: PointResult) -> dict[str, Any]:
             "achieved_epsilon": levels.achieved_epsilon,
             "achieved_epsilon_is_lower_bound": levels.achieved_is_lower_bound,
             "achieved_delta": levels.achieved_delta,
-            "witness": witness, "seconds": round(p.seconds, 3), "figures": figures_json(p.evidence.figures())}
+            "witness": witness, "seconds": round(p.seconds, 3), "figures": figures_json(p.evidence.figures()),
+            "coverage": p.coverage}
 
 
 def _claim(c: ClaimResult) -> dict[str, Any]:

@@ -68,8 +68,10 @@ def table(block: Table) -> Md:
     return Md("\n".join([head, rule, *rows]) + caption)
 
 
-def status(value: str, expect: Optional[str] = None) -> Md:
-    return Md(f"**{escape(value)}**" + (" (expected)" if expect == value else ""))
+def status(value: str, expect: Optional[str] = None, scope: str = "") -> Md:
+    """A verdict in bold; ``scope`` (e.g. "n = 3..40") marks a verdict on part of what the claim states."""
+    return Md(f"**{escape(value)}**" + (" (expected)" if expect == value else "")
+              + (f" {escape(f'[{scope}]')}" if scope else ""))
 
 
 def statement(parts: tuple[Part, ...]) -> Md:
@@ -93,8 +95,8 @@ def environment() -> jinja2.Environment:
 def _claims(page: SpecPage) -> Md:
     if not page.claims:
         return Md("*No claims were checked.*")
-    rows = tuple((Md(f"[{escape(c.id)}](#{c.anchor})"), c.kind, statement(c.statement), status(c.status, c.expect),
-                  "; ".join(c.methods)) + ((c.seconds or "",) if c.seconds else ()) for c in page.claims)
+    rows = tuple((Md(f"[{escape(c.id)}](#{c.anchor})"), c.kind, statement(c.statement),
+                  status(c.status, c.expect, c.scope), "; ".join(c.methods)) + ((c.seconds or "",) if c.seconds else ()) for c in page.claims)
     timed = any(c.seconds for c in page.claims)
     return table(Table(("claim", "kind", "statement", "status", "method") + (("time",) if timed else ()), rows))
 
@@ -107,7 +109,7 @@ def _index_claims(site: Site) -> Md:
         spec = Md(f"[{escape(page.name)}]({page.markdown}) ({escape(page.path)})")
         for i, c in enumerate(page.claims):
             rows.append((spec if i == 0 else "", Md(f"[{escape(c.id)}]({page.markdown}#{c.anchor})"), c.kind,
-                         statement(c.statement), status(c.status, c.expect), "; ".join(c.methods))
+                         statement(c.statement), status(c.status, c.expect, c.scope), "; ".join(c.methods))
                         + ((c.seconds or "",) if timed else ()))
         if page.error:
             rows.append((spec, "–", "–", "the file could not be loaded", status("error"), "–") + timed)

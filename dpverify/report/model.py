@@ -74,6 +74,7 @@ class ClaimView:
     blocks: list[Block]
     statement: tuple[Part, ...] = ()
     witnesses: list[WitnessBox] = field(default_factory=list)  # shown first in the claim's section
+    scope: str = ""  # "n = 3..40": the claim holds on that part of what it states only (results.PointResult.coverage)
 
 
 @dataclass
@@ -208,7 +209,15 @@ def _claim(c: ClaimResult, decl: Optional[Claim], ctx: Context, settings: Settin
                      c.as_expected, methods, "" if any(w.sentence == message for w in witnesses) else message,
                      f"{c.seconds:.2f} s" if settings.timings else None,
                      [b for b in blocks if not isinstance(b, WitnessBox)], statement(c.description, decl, c.kind),
-                     witnesses)
+                     witnesses, _scope(c))
+
+
+def _scope(c: ClaimResult) -> str:
+    """The part of its statement a claim that holds was checked on ("n = 3..40"), "" for all of it."""
+    labels = list(dict.fromkeys(p.coverage["label"] for p in c.points if p.coverage))
+    if not labels or not c.status.holds:
+        return ""
+    return labels[0] if len(labels) == 1 else "finite n ranges, per point"
 
 
 def _worst(s: SpecReport) -> str:

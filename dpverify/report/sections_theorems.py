@@ -105,20 +105,24 @@ def _display(inline: str) -> str:
 
 @section("sample_complexity")
 def sample_complexity(claim: ClaimResult, decl: Optional[Claim], ctx: Context) -> list[Block]:
-    """The bound's n next to the smallest n that works, and the failure probability against n."""
+    """The bound's n next to the smallest n that works and the n checked (a verdict covers those only),
+    and the failure probability against n."""
     rows, panels = [], []
     for p in claim.points:
         f = p.evidence if isinstance(p.evidence, SampleComplexityEvidence) else SampleComplexityEvidence()
+        checked = p.coverage["label"].removeprefix("n = ") if p.coverage else "–"  # a verdict covers these n only
         rows.append((params(p), p.status.value, str(f.n_bound if f.n_bound is not None else "–"),
-                     str(f.smallest_n or "–"), short(f.failure_at_bound), short(f.beta)))
+                     str(f.smallest_n or "–"), checked, short(f.failure_at_bound), short(f.beta)))
         curve = f.curve
         beta = to_float(f.beta)
         if isinstance(curve, dict) and curve and beta is not None:
             points = {int(n): v for n, v in ((n, to_float(v)) for n, v in curve.items()) if v is not None}
             panels.append((params(p), points, beta, f.n_bound, f.smallest_n))
-    out: list[Block] = [Table(("parameters", "status", "bound's n", "smallest n that works",
-                               "P[failure] at the bound's n", "β"), tuple(rows), (2, 3, 4, 5),
-                              "Exact failure probabilities over every multiset of the sample.")]
+    out: list[Block] = [Table(("parameters", "status", "bound's n", "smallest n that works", "checked for n",
+                               "P[failure] at the bound's n", "β"), tuple(rows), (2, 3, 5, 6),
+                              "Exact failure probabilities over every multiset of the sample.  The claim states "
+                              "every n ≥ the bound; a verdict that holds covers the n checked only, not shown "
+                              "beyond.")]
     if panels:
         name = ctx.name(claim.claim_id, "failure")
         out.append(Figure(plots.failure_curves(panels, name), "Failure probability against the sample size n; "

@@ -6,7 +6,7 @@ from rich.table import Table
 from rich.text import Text
 
 from ..replay import replay_command
-from ..results import Report, SpecReport
+from ..results import PointResult, Report, SpecReport
 from ..evidence import DivergenceEvidence, Evidence, GdpEvidence, ProfileEvidence, privacy_view
 from . import profile_text
 
@@ -47,6 +47,12 @@ def _listed(spec: SpecReport) -> str:
     return " [listed pairs]" if spec.coverage and spec.coverage.get("scope") == "listed pairs" else ""
 
 
+def _scope(point: PointResult) -> str:
+    """The status suffix of a point verified on part of what its claim states ("[n = 3..40]" for a
+    sample-complexity claim checked for those n only): never the whole claim."""
+    return f" [{point.coverage['label']}]" if point.coverage else ""
+
+
 def render(report: Report, console: Console) -> None:
     table = Table(title="dpverify check", show_lines=False)
     for name, justify in (("spec", "left"), ("claim", "left"), ("params", "left"), ("status", "left"),
@@ -60,7 +66,8 @@ def render(report: Report, console: Console) -> None:
             for point in claim.points:
                 params = ", ".join(f"{k}={v}" for k, v in point.params.items()) or "-"
                 status = point.status.value
-                shown = Text(status + (" (expected)" if claim.expect == status else "") + _listed(spec),
+                shown = Text(status + (" (expected)" if claim.expect == status else "") + _listed(spec)
+                             + _scope(point),
                              style="green" if claim.expect == status else _STYLE[status])
                 claimed, achieved = _levels(point.evidence)
                 table.add_row(spec.name, claim.claim_id, params, shown, claimed, achieved, f"{point.seconds:.2f}s")
@@ -68,6 +75,9 @@ def render(report: Report, console: Console) -> None:
     for spec in report.specs:
         if _listed(spec) and not spec.error:
             console.print(Text(f"{spec.name}: {spec.coverage['note']}", style="yellow"))
+        if any(point.coverage for claim in spec.claims for point in claim.points):
+            console.print(Text(f"{spec.name}: a verdict marked [n = a..b] covers those n only (a sample_complexity "
+                               f"claim states every n >= its bound); not shown beyond", style="yellow"))
         if spec.error:
             console.print(Text(f"error in {spec.path}:\n{spec.error}", style=_STYLE["error"]))
         for claim in spec.claims:

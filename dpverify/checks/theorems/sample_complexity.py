@@ -1,24 +1,31 @@
-"""The sample-complexity check: "if n >= BOUND then P[error(M(S)) > alpha] <= beta", exactly.
+"""The sample-complexity check: "if n >= BOUND then P[error(M(S)) > alpha] <= beta", exactly, for the n checked.
 
-S is n records drawn i.i.d. from a finite population.  The failure probability
-at the least n the claim covers is summed over the multisets of S as a certified
-enclosure by :mod:`dpverify.engine.multisets` (exact integer weights; each run's
-probability of a bad output enclosed by the fast reading of
-:mod:`dpverify.engine.fastlaw` or the general interval reading; or, for a learner whose
-score is a linear query of the counts, grouped by its exponent vector or enclosed in
-float64 intervals by :mod:`dpverify.engine.counts`, re-read precisely when such an
-enclosure cannot be separated from beta); this module
-decides: which n the bound covers, whether an output's error exceeds alpha, and
-whether the enclosure lies below beta.  A failure at the bound's n is re-computed
-at twice the precision before the claim is refuted, by the general reading alone
-when the bound's n has at most CONFIRM_GENERAL_UP_TO multisets (never by the counts form).
+S is n records drawn i.i.d. from a finite population.  The failure probability at each n is summed
+over the multisets of S as a certified enclosure by :mod:`dpverify.engine.multisets` (exact integer
+weights; each run's probability of a bad output enclosed by the fast reading of
+:mod:`dpverify.engine.fastlaw` or the general interval reading; or, for a learner whose score is a
+linear query of the counts, grouped by its exponent vector or enclosed in float64 intervals by
+:mod:`dpverify.engine.counts`, re-read precisely when such an enclosure cannot be separated from
+beta); this module decides: which n the claim covers, whether an output's error exceeds alpha, and
+whether the enclosure lies below beta.
 
-Next to the bound's n the check reports the smallest N from which the guarantee
-holds for every n up to the bound's (the failure probability need not be
-monotone in n), within the work limit, so the slack of a theorem is visible.
+The claim states every n >= the bound, and the failure probability need not decrease in n (a
+majority vote with ties to 0 fails more often at n = 4 than at n = 3), while nothing here shows it
+stays below beta for all larger n.  So every n from the bound's (the least integer >= the bound) up
+is checked: to the claim's ``up_to``, or while the work spent beyond the bound's n stays within
+max_work / RANGE_SHARE units.  A verdict that holds covers those n only: ``verified`` with the
+scope ``n = 3..40`` (``PointResult.coverage``; the table shows ``verified [n = 3..40]``) and a
+message that says "checked for n = 3..40; not shown beyond".  An n of the range whose enclosure is
+not below beta is re-computed at twice the precision, by the general reading alone when it has at
+most CONFIRM_GENERAL_UP_TO multisets (never by the counts form): a failure refutes the claim with
+that n as witness, a value shown below beta lets the scan go on, anything else is ``unknown``.
+
+Next to the range the check reports the smallest N from which the guarantee holds for every n up to
+the bound's, within the work limit, so the slack of a theorem is visible.
 """
 from __future__ import annotations
 
+import itertools
 import math
 from fractions import Fraction
 from typing import Any, Optional
@@ -44,6 +51,15 @@ from ..workspace import Workspace
 SCAN_SHARE = 2_500
 """The search for the smallest working n may enumerate max_work / SCAN_SHARE multisets (20,000 by
 default, enough for small populations; raise --max-work for a full scan of larger ones)."""
+
+
+RANGE_SHARE = 500
+"""Without up_to= the claim is checked from the bound's n upward while the work spent beyond the bound's n stays
+within max_work / RANGE_SHARE units (100,000 by default): a run of the learner per multiset costs ten units, a
+count vector of the counts form one, and every n PER_N more (a 3-record population: about 10,000 runs)."""
+
+PER_N = 100
+"""The work units every further n costs besides its multisets (so that a tiny population stops too)."""
 
 
 CONFIRM_GENERAL_UP_TO = 20_000
@@ -81,68 +97,117 @@ class SampleComplexityCheck:
         alpha = substitute(claim.alpha, point, "alpha")
         beta = substitute(claim.beta, point, "beta")
         bound = substitute(claim.bound, point, "bound")
-        n_bound = least_n(bound, ws.options.precision)
+        dps, max_work = ws.options.precision, ws.options.max_work
+        n_bound = least_n(bound, dps)
         records = tuple(r for r, _ in claim.population)
         work = multisets(records, n_bound)
-        failure = FailureProbability(spec, claim, point, alpha, ws.options.precision)
+        failure = FailureProbability(spec, claim, point, alpha, dps)
         # a run per multiset costs about ten units of work; a count vector of the counts form, one
-        if work > ws.options.max_work or (work > ws.options.max_work // 10 and failure.form(n_bound) is None):
+        if work > max_work or (work > max_work // 10 and failure.form(n_bound) is None):
             raise EnumerationTooLarge(
                 f"sample_complexity: the bound asks for n = {n_bound}, which has {work:,} multisets of the "
                 f"{len(records)}-record population", "use a smaller population or parameters giving a "
                 "smaller bound, or raise --max-work (a learner whose score is a dp.count/dp.total/dp.mean "
                 "query passed as score.on(data) is summed by counts, at a tenth of the work)")
-        at_bound = failure.at(n_bound)
-        limit = failure.backend.num(beta)
-        if failure.paths.get(n_bound) == "float" and not (at_bound.b <= limit.a or at_bound.a > limit.b):
-            # the float64 enclosure (about 14 digits) cannot separate it from beta: the precise reading
-            at_bound = failure.seen[n_bound] = FailureProbability(
-                spec, claim, point, alpha, ws.options.precision, counts=False).at(n_bound)
+        up_to = None
+        if claim.up_to is not None:
+            up_to = greatest_n(substitute(claim.up_to, point, "up_to"), dps)
+            if up_to < n_bound:
+                raise SpecError(f"sample_complexity: up_to = {up_to} is below the bound's n = {n_bound} (n >= {bound})",
+                                "give an up_to at least the least n the bound covers, or leave it out (the "
+                                "work limit then sets how far n is checked)")
+            total = range_multisets(records, n_bound, up_to)
+            if total > max_work or (total > max_work // 10 and failure.form(n_bound) is None):
+                raise EnumerationTooLarge(
+                    f"sample_complexity: up_to = {up_to} asks for every n from {n_bound} to {up_to}, "
+                    f"{total:,} multisets of the {len(records)}-record population in all",
+                    "give a smaller up_to, or leave it out (the work limit then sets how far n is checked), "
+                    "or raise --max-work")
+        decide = _Decider(spec, claim, point, alpha, beta, dps, failure)
+        ev = SampleComplexityEvidence(n_bound=n_bound, bound=str(bound), beta=decimal(beta))
+        at_bound = decide.at(n_bound)
+        ev.failure_at_bound = decimal(at_bound)
         result = PointResult(point_label(point), Status.VERIFIED, "",
-                             method="exact failure probability over multisets, certified intervals")
-        ev = result.evidence = SampleComplexityEvidence()
-        smallest, complete = self._smallest(failure, limit, n_bound, ws.options.max_work // SCAN_SHARE)
-        ev.n_bound, ev.bound, ev.failure_at_bound = n_bound, str(bound), decimal(at_bound)
-        ev.beta, ev.smallest_n, ev.holds_down_to = decimal(beta), smallest if complete else None, smallest
+                             method="exact failure probability over multisets, certified intervals", evidence=ev)
+        # every n from the bound's up: to up_to, or while the work beyond the bound's n stays in budget
+        counted = failure.paths.get(n_bound) in ("grouped", "float")
+        budget, spent, last = max_work // RANGE_SHARE, 0, n_bound - 1
+        for n in itertools.count(n_bound):
+            if n > n_bound:
+                if up_to is not None:
+                    if n > up_to:
+                        break
+                else:
+                    spent += multisets(records, n) * (1 if counted else 10) + PER_N
+                    if spent > budget:
+                        break
+            if not decide.holds(decide.at(n)):
+                # not shown to hold: re-computed at twice the digits, it fails (refuted), holds, or stays open
+                confirm, independent = decide.confirm(n)
+                if confirm.a > decide.limit2.b:
+                    ev.curve = {str(n): decimal(p) for n, p in sorted(failure.seen.items())}
+                    return self._refute(decide, confirm, independent, n, n_bound, result, records, bound)
+                if not confirm.b <= decide.limit2.a:
+                    result.status = Status.UNKNOWN
+                    result.message = (f"P[error > alpha] {_where(n, n_bound, bound)} cannot be separated from beta "
+                                      f"at {2 * dps} digits")
+                    return result
+                failure.seen[n] = confirm  # shown to hold at twice the digits
+            last = n
+        ev.checked_up_to = last
+        ev.range_end = "up_to" if up_to is not None else "work limit"
+        ev.verified_n = list(range(n_bound, last + 1))
+        smallest, complete = self._smallest(failure, decide.limit, n_bound, max_work // SCAN_SHARE)
+        ev.smallest_n, ev.holds_down_to = (smallest if complete else None), smallest
         ev.curve = {str(n): decimal(p) for n, p in sorted(failure.seen.items())}
-        if at_bound.b <= limit.a:
-            scan = (f"the guarantee holds for every n from {smallest} to {n_bound}" if complete else
-                    f"the guarantee holds for every n from {smallest} to {n_bound} (smaller n were not "
-                    f"decided: raise --max-work for the full scan)")
-            result.message = (f"verified at n = {n_bound}, the least n the claim covers (n >= {bound}): "
-                              f"P[error > {alpha}] = {decimal(at_bound)} <= beta = {decimal(beta)}{summed(failure, n_bound)}; "
-                              f"larger n are not checked (the failure probability need not decrease in n); {scan}")
-            ev.verified_n = [n_bound]
-            return result
-        # The confirmation reads every run with the general interval reading when that is affordable,
-        # independently of the fast reading that found the failure; above that, the fast one at 2x digits.
-        independent = work <= CONFIRM_GENERAL_UP_TO
-        confirm = FailureProbability(spec, claim, point, alpha, 2 * ws.options.precision,
-                                     fast=not independent, counts=False).at(n_bound)
+        checked = _span(n_bound, last)
+        note = f"checked for {checked}; not shown beyond"
+        result.coverage = {"scope": "n range", "from": n_bound, "to": last, "label": checked,
+                           "note": f"{note} (the claim states every n >= {bound})"}
+        worst = max(range(n_bound, last + 1), key=lambda n: failure.seen[n].b)
+        why = (f"up_to = {up_to}" if up_to is not None else
+               "the work limit: give up_to= or raise --max-work to check further")
+        scan = (f"the guarantee holds for every n from {smallest} to {last}" if complete else
+                f"the guarantee holds for every n from {smallest} to {last} (smaller n were not "
+                f"decided: raise --max-work for the full scan)")
+        result.message = (f"{note}, where the claim states every n >= {bound} (the failure probability need not "
+                          f"decrease in n); the range ends at {why}.  P[error > {alpha}] <= beta = {decimal(beta)} "
+                          f"at every n checked, largest {decimal(failure.seen[worst])} at n = {worst}; at the bound's "
+                          f"n = {n_bound}, the least n the claim covers, P = {decimal(at_bound)}"
+                          f"{summed(failure, n_bound)}; {scan}")
+        return result
+
+    @staticmethod
+    def _refute(decide: "_Decider", confirm: Any, independent: bool, n: int, n_bound: int, result: PointResult,
+                records: tuple, bound: sympy.Expr) -> PointResult:
+        """Refuted at n, from the failure ``confirm`` re-computed at twice the digits (see
+        :meth:`_Decider.confirm`), with the witness n; unknown when that number cannot be printed."""
         shown = number(confirm)
-        if not confirm.a > IntervalBackend(2 * ws.options.precision).num(beta).b or shown is None:
+        where = _where(n, n_bound, bound)
+        if shown is None:
             result.status = Status.UNKNOWN
-            result.message = f"P[error > alpha] at n = {n_bound} cannot be separated from beta at this precision"
+            result.message = f"P[error > alpha] {where} cannot be separated from beta at this precision"
             return result
+        result.evidence.failing_n = n  # type: ignore[attr-defined]
         result.status = Status.REFUTED
-        result.witness = Witness(n_bound, None, f"error > {alpha}", shown, decimal(beta))
-        result.message = (f"at the bound's n = {n_bound}, P[error > {alpha}] = {shown} > beta = "
-                          f"{decimal(beta)} (exact over {multisets(records, n_bound):,} multisets, confirmed at "
-                          f"{2 * ws.options.precision} digits)")
+        result.witness = Witness(n, None, f"error > {decide.alpha}", shown, decimal(decide.beta))
+        how = "by the general reading of every multiset" if independent else "by the fast reading"
+        result.message = (f"{where}, P[error > {decide.alpha}] = {shown} > beta = {decimal(decide.beta)} (exact over "
+                          f"{multisets(records, n):,} multisets, confirmed at {2 * decide.dps} digits {how})")
         return result
 
     @staticmethod
     def _smallest(failure: "FailureProbability", limit: Any, n_bound: int,
                   budget: int) -> tuple[Optional[int], bool]:
         """(N, complete): failure <= beta (certified) for every n in [N, n_bound], scanning down from
-        the bound's n.  complete is False when the scan stopped at the work budget before reaching
-        an n that fails (or n = 1); N is then only how far down the guarantee was seen to hold.
+        the bound's n (shown to hold).  complete is False when the scan stopped at the work budget
+        before reaching an n that fails (or n = 1); N is then only how far down it was seen to hold.
 
         The failure probability need not be monotone in n (lattice effects), so the first n that
         works is not enough: every n up to the bound's is checked.
         """
-        smallest, spent = None, 0
-        for n in range(n_bound, 0, -1):
+        smallest, spent = n_bound, multisets(failure.records, n_bound)  # the bound's n is decided: it holds
+        for n in range(n_bound - 1, 0, -1):
             spent += multisets(failure.records, n)
             if spent > budget and smallest is not None:
                 return smallest, False
@@ -151,6 +216,78 @@ class SampleComplexityCheck:
                 return smallest, value.a > limit.b  # complete only when n is shown to fail
             smallest = n
         return smallest, True
+
+
+class _Decider:
+    """The failure probability at n, decided against beta: the fast enclosure, re-read per multiset
+    (:class:`FailureProbability` with ``counts=False``) when it is a float64 enclosure of the counts
+    form that cannot be separated from beta."""
+
+    def __init__(self, spec: Spec, claim: SampleComplexity, point: Point, alpha: sympy.Expr, beta: sympy.Expr,
+                 dps: int, failure: "FailureProbability") -> None:
+        self.spec, self.claim, self.point, self.alpha, self.beta, self.dps = spec, claim, point, alpha, beta, dps
+        self.failure = failure
+        self.limit = failure.backend.num(beta)
+        self.limit2 = IntervalBackend(2 * dps).num(beta)
+        self._precise: Optional[FailureProbability] = None
+
+    def at(self, n: int) -> Any:
+        value = self.failure.at(n)
+        if self.failure.paths.get(n) == "float" and not (value.b <= self.limit.a or value.a > self.limit.b):
+            # the float64 enclosure (about 14 digits) cannot separate it from beta: the precise reading
+            if self._precise is None:
+                self._precise = FailureProbability(self.spec, self.claim, self.point, self.alpha, self.dps,
+                                                   counts=False)
+            value = self.failure.seen[n] = self._precise.at(n)
+        return value
+
+    def confirm(self, n: int) -> tuple[Any, bool]:
+        """(enclosure, independent): the failure probability at n re-computed at twice the digits, by the
+        general interval reading of every multiset when there are at most CONFIRM_GENERAL_UP_TO of them
+        (independent of the fast reading; ``independent`` True), else by the fast reading (never by the
+        counts form)."""
+        independent = multisets(self.failure.records, n) <= CONFIRM_GENERAL_UP_TO
+        return FailureProbability(self.spec, self.claim, self.point, self.alpha, 2 * self.dps, fast=not independent,
+                                  counts=False).at(n), independent
+
+    def holds(self, value: Any) -> bool:
+        """P <= beta, certified (the enclosure's upper end at most beta's lower end)."""
+        return bool(value.b <= self.limit.a)
+
+
+def _where(n: int, n_bound: int, bound: sympy.Expr) -> str:
+    """Where a failure is: "at the bound's n = 3", or "at n = 4 (the claim covers ...; n = 3 holds)"."""
+    if n == n_bound:
+        return f"at the bound's n = {n}"
+    verb = "hold" if n - 1 > n_bound else "holds"
+    return f"at n = {n} (the claim covers every n >= {bound}; {_span(n_bound, n - 1)} {verb})"
+
+
+def _span(first: int, last: int) -> str:
+    """"n = 3..40", or "n = 3" for a single n."""
+    return f"n = {first}..{last}" if last > first else f"n = {first}"
+
+
+def greatest_n(up_to: sympy.Expr, dps: int) -> int:
+    """The greatest integer n <= up_to (certified, as :func:`least_n`), at least 1."""
+    if isinstance(up_to, sympy.Integer):
+        n = int(up_to)
+    else:
+        try:
+            n = -least_n(-up_to, dps)
+        except SpecError:
+            raise SpecError(f"sample_complexity: cannot decide the greatest integer n <= up_to = {up_to}",
+                            "give up_to as an integer") from None
+    if n < 1:
+        raise SpecError(f"sample_complexity: up_to = {up_to} leaves no sample size n >= 1", "give up_to >= 1")
+    return n
+
+
+def range_multisets(records: tuple, first: int, last: int) -> int:
+    """How many multisets the sizes n = first..last have together: sum of C(n + r - 1, r - 1),
+    C(last + r, r) - C(first - 1 + r, r) (the hockey-stick identity)."""
+    r = len(records)
+    return math.comb(last + r, r) - math.comb(first - 1 + r, r)
 
 
 def summed(failure: MultisetSum, n: int) -> str:
@@ -174,6 +311,7 @@ class FailureProbability(MultisetSum):
     def __init__(self, spec: Spec, claim: SampleComplexity, point: Point, alpha: sympy.Expr, dps: int,
                  fast: bool = True, workers: int = 1, counts: bool = True) -> None:
         self.claim, self.alpha = claim, alpha
+        self._alpha = Fraction(int(alpha.p), int(alpha.q)) if isinstance(alpha, sympy.Rational) else None
         self._bad: dict = {}
         super().__init__(spec.mechanism, params(point), tuple(claim.population), self._is_bad, dps, fast, workers,
                          counts)
@@ -184,9 +322,24 @@ class FailureProbability(MultisetSum):
             error = self.claim.error(output, **keywords(self.claim.error, self.values, skip=1))
             if isinstance(error, float):
                 error = exact_float(error)
-            sign = exact_sign(sympy.sympify(error) - self.alpha)
+            sign = _rational_sign(error, self._alpha)
+            if sign is None:
+                sign = exact_sign(sympy.sympify(error) - self.alpha)
             if sign is None:
                 raise SpecError(f"sample_complexity: cannot decide whether the error {error} of output {output!r} "
                                 f"exceeds alpha = {self.alpha}", "return the error as an exact rational")
             self._bad[output] = sign > 0
         return self._bad[output]
+
+
+def _rational_sign(error: Any, alpha: Optional[Fraction]) -> Optional[int]:
+    """The sign of error - alpha by exact rational arithmetic when alpha is a rational and the error
+    an int, a Fraction or a sympy Rational (not a bool), else None: the common case, without building
+    an interval enclosure per output (a deterministic statistic has a new output per multiset)."""
+    if alpha is None:
+        return None
+    if isinstance(error, sympy.Rational):
+        error = Fraction(int(error.p), int(error.q))
+    elif isinstance(error, bool) or not isinstance(error, (int, Fraction)):
+        return None
+    return (error > alpha) - (error < alpha)
