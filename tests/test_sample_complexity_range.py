@@ -347,4 +347,3 @@ def test_every_n_of_the_range_against_brute_force_over_sequences(case) -> None:
         assert result.status.value == "verified", result.message
         assert (result.coverage["from"], result.coverage["to"]) == (bound, up_to)
         assert result.coverage["label"] == (f"n = {bound}..{up_to}" if up_to > bound else f"n = {bound}")
-
