@@ -14,7 +14,6 @@ The achieved epsilon of report noisy max is checked against an independent mpmat
 from __future__ import annotations
 
 import json
-import os
 from fractions import Fraction
 
 import mpmath
@@ -158,7 +157,7 @@ PROBES = {
     "format": lambda x: format(x, "")[:9], "hash": lambda x: hash(x) % 2, "a set": lambda x: len({x, x + 0}),
     "a dict key": lambda x: {x: 1}[x], "isinstance": lambda x: isinstance(x, float),
     "isinstance of an ABC": lambda x: __import__("numbers").Number.__instancecheck__(x),
-    "an attribute": lambda x: x.real, "a method": lambda x: x.is_integer(), "id": lambda x: id(x) % 2,
+    "an attribute": lambda x: x.real, "a method": lambda x: x.is_integer(),
     "json": lambda x: json.dumps([x]), "a numpy array's text": lambda x: str(np.array([x])),
 }
 
@@ -214,20 +213,62 @@ def test_noise_arithmetic_that_cancels_is_the_value_it_leaves() -> None:
                             claims=[dp.private(eps), dp.private(eps / 2)])) == ["proved", "refuted"]
 
 
-# -- the process ---------------------------------------------------------------------------------------
-
-PARENT = os.getpid()
-
-
-def test_process_identity_is_refused() -> None:
-    def mechanism(data, eps):
-        return data[0] if os.getpid() == PARENT else 0
-    (result,) = results(dp.spec(mechanism, universe=BIT, grid={eps: [1]}, claims=[dp.private(eps)]))
-    assert result.status.value == "error" and "os.getpid()" in result.message
-
-
 # -- a claim's event with the wrong signature ----------------------------------------------------------
 
 def test_an_event_that_takes_only_the_output_is_a_spec_error() -> None:
     with pytest.raises(SpecError, match=r"event\(data, output\)"):
         dp.probability(lambda o: o == -1, at_most=0)
+
+
+SPEC_FILE = """\
+import json, multiprocessing, os
+import numpy as np
+import dpverify as dp
+eps = dp.symbol("eps", positive=True)
+def mech(data, eps):
+    x = dp.laplace(data[0], 1 / eps)
+    {body}
+s = dp.spec(mech, universe=dp.universe([0, 1], n=1, neighbours=dp.REPLACE_ONE), grid={{eps: [1]}},
+            claims=[dp.private(eps)])
+"""
+
+
+@pytest.mark.parametrize("name, body", [
+    ("type of a noisy value", "return data[0] if type(x) is float else 0"),
+    ("type of a noisy value, by name", "return data[0] if type(x).__name__ == 'float' else 0"),
+    ("id of anything", "return data[0] if id(data) % 2 == 5 else 0"),
+    ("id of a noisy value", "return id(x) % 2"),
+    ("hash of a string", "return hash(str(data[0])) % 2"),
+    ("hash of a noisy value", "return hash(x) % 2"),
+    ("the process's name", "return data[0] if multiprocessing.current_process().name == 'MainProcess' else 0"),
+    ("the process id", "return data[0] if os.getpid() == 1 else 0"),
+    ("json of a noisy value", "return json.dumps([x])"),
+])
+def test_a_spec_file_cannot_read_handles_or_process_state(name, body, tmp_path, monkeypatch) -> None:
+    """Through the loader, as users run spec files: ``type``, ``id`` and ``hash`` in a spec module are
+    dpverify's guarded ones; type(x) of a noisy value and process-level state are errors at the line."""
+    from click.testing import CliRunner
+    from dpverify.cli import main
+    (tmp_path / "probe.py").write_text(SPEC_FILE.format(body=body))
+    monkeypatch.chdir(tmp_path)
+    result = CliRunner().invoke(main, ["check", "probe.py", "--no-cache", "--json"])
+    assert result.exit_code == 2, (name, result.output)
+    assert "probe.py" in result.output and "Traceback" not in result.output, result.output
+
+
+def test_type_is_still_type_in_a_spec_file(tmp_path, monkeypatch) -> None:
+    from click.testing import CliRunner
+    from dpverify.cli import main
+    (tmp_path / "meta.py").write_text(
+        "import dpverify as dp\n"
+        "class Meta(type):\n    pass\n"
+        "class K(metaclass=Meta):\n    pass\n"
+        "assert type(K) is Meta and isinstance(K, type) and issubclass(Meta, type) and type(3) is int\n"
+        "assert type('N', (), {})().__class__.__name__ == 'N' and hash('a') == hash('a')\n"
+        "eps = dp.symbol('eps', positive=True)\n"
+        "def rr(data, eps):\n    return type(data[0]).__name__, dp.randomized_response(data[0], eps)\n"
+        "s = dp.spec(rr, universe=dp.universe([0, 1], n=1, neighbours=dp.REPLACE_ONE), grid={eps: [1]},\n"
+        "           claims=[dp.private(eps)])\n")
+    monkeypatch.chdir(tmp_path)
+    result = CliRunner().invoke(main, ["check", "meta.py", "--no-cache"])
+    assert result.exit_code == 0, result.output

@@ -364,3 +364,27 @@ def test_a_type_test_on_a_parameter_refuses_the_proof(probe) -> None:
     spec = dp.spec(probe, universe=BIT, grid={eps: [2]}, claims=[dp.private(eps)])
     [(status, message)] = verdicts(spec)
     assert status == "verified" and "isinstance" in message, message
+
+
+# -- outputs equal, of one type and one hash, but distinguishable (issue 21, held back) ------------------
+
+def signed_zero(data, eps):
+    return -0.0 if data[0] else 0.0
+
+
+def decimal_places(data, eps):
+    from decimal import Decimal
+    return (Decimal("1.00") if data[0] else Decimal("1.0"),)
+
+
+def not_a_number(data, eps):
+    return float("nan")
+
+
+@pytest.mark.parametrize("program", [signed_zero, decimal_places, not_a_number])
+def test_outputs_that_are_equal_but_distinguishable_are_refused(program) -> None:
+    """0.0 and -0.0 (or Decimal('1.0') and Decimal('1.00')) are equal, of one type and one hash, but
+    print differently: read as one output they made a mechanism that releases data[0] look 0-DP."""
+    (found,) = verdicts(dp.spec(program, universe=BIT, grid={eps: [1]}, claims=[dp.private(eps)]))
+    assert found[0] == "error", found
+    assert "test_soundness_readings.py:" in found[1] and ("told apart" in found[1] or "NaN" in found[1]), found[1]

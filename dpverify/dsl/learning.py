@@ -15,6 +15,7 @@ may use parameters that only the claim needs (a threshold ``t`` in the grid).
 """
 from __future__ import annotations
 
+import inspect
 from collections.abc import Callable, Hashable, Iterable
 from dataclasses import dataclass
 from typing import Any, Optional
@@ -53,6 +54,16 @@ def _event(event: Any, fn: str) -> Callable[..., bool]:
     if not callable(event):
         raise SpecError(f"{fn}: event={event!r} is not callable",
                         "pass a function (data, output, **params) -> bool")
+    try:
+        signature = inspect.signature(event)
+    except (TypeError, ValueError):  # a builtin without a signature: judged when called
+        return event
+    kinds = [p.kind for p in signature.parameters.values()]
+    positional = sum(k in (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD) for k in kinds)
+    if positional < 2 and inspect.Parameter.VAR_POSITIONAL not in kinds:
+        raise SpecError(f"{fn}: the event takes {signature} and cannot be called as event(data, output): it is "
+                        "called with the dataset and the output (and the grid's parameters by name)",
+                        "write it as lambda data, output: ...")
     return event
 
 

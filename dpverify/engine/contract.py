@@ -18,9 +18,10 @@ bar's refresh are unaffected):
 * **Exits.**  :func:`escaped` turns a ``SystemExit`` (or any other
   ``BaseException`` but ``KeyboardInterrupt``) raised by spec code into a
   SpecError for that spec.
-* **Hangs.**  :class:`Watchdog` is a far wall-clock safety net: when ONE
-  execution of a program has run longer than :func:`run_limit` seconds
-  (``DPVERIFY_RUN_LIMIT``, default 60) it raises :class:`WallClockLimit` in
+* **Hangs.**  :class:`Watchdog` is a far safety net: when ONE execution of a
+  program has spent more than :func:`run_limit` seconds of its thread's CPU
+  (``DPVERIFY_RUN_LIMIT``, default 300; machine load does not advance it), or
+  ten times that in wall time while blocked, it raises :class:`WallClockLimit` in
   the running thread, which becomes an error saying so plainly.  Verdicts are
   never decided by it.
 """
@@ -31,6 +32,7 @@ import contextvars
 import ctypes
 import datetime
 import functools
+import multiprocessing
 import os
 import random
 import secrets
@@ -138,9 +140,18 @@ def _check(name: str) -> None:
                         "make the mechanism a function of its data, parameters and draws only",
                         file=where[0], line=where[1])
     elif name == "id()":
-        err = SpecError("the mechanism takes id() of a noisy value or a parameter: dpverify holds a handle, "
-                        "not the real value, and an address differs from run to run",
-                        "compare or release the value itself", file=where[0], line=where[1])
+        err = SpecError("the mechanism calls id(): an address differs from run to run and from process to "
+                        "process (and of a noisy value or a parameter, dpverify holds a handle, not the value)",
+                        "make the mechanism a function of its data, parameters and draws only",
+                        file=where[0], line=where[1])
+    elif name == "type()":
+        err = SpecError("the mechanism takes type() of a noisy value: dpverify holds a handle, not a float, "
+                        "so `type(x) is float` would read another program than the one that runs",
+                        "compare or release the noisy value itself", file=where[0], line=where[1])
+    elif name == "hash()":
+        err = SpecError("the mechanism hashes a string or bytes: their hashes are salted per process "
+                        "(PYTHONHASHSEED), so its law would depend on the process that read it",
+                        "compare or sort the strings instead of hashing them", file=where[0], line=where[1])
     elif name in _EXITS:
         err = SpecError(f"the mechanism calls {name}, which would end the whole run: spec code must return "
                         "an output", "remove the exit from the mechanism; signal a bad input with an ordinary "
@@ -243,8 +254,8 @@ _RANDOM_FUNCTIONS = ("seed", "random", "uniform", "triangular", "randint", "choi
 _NUMPY_CLASSES = ("Generator", "RandomState", "SeedSequence", "MT19937", "PCG64", "PCG64DXSM", "Philox",
                   "SFC64")
 _EXITS = ("os._exit()", "os.abort()")
-_PROCESS = ("os.getpid()", "os.getppid()", "os.getpgrp()", "os.getsid()", "threading.get_ident()",
-            "threading.get_native_id()")
+_PROCESS = ("os.getpid()", "os.getppid()", "os.getpgrp()", "os.getsid()", "multiprocessing.current_process()",
+            "multiprocessing.parent_process()")
 _CLOCKS = ("time", "time_ns", "perf_counter", "perf_counter_ns", "monotonic", "monotonic_ns",
            "process_time", "process_time_ns", "thread_time", "thread_time_ns")
 
@@ -271,8 +282,7 @@ def install() -> None:
         _wrap(time, name, f"time.{name}()")
     for label in _PROCESS:
         module, name = label[:-2].split(".")
-        _wrap(os if module == "os" else threading, name, label)
-    builtins.id = _id
+        _wrap({"os": os, "multiprocessing": multiprocessing}[module], name, label)
     for name in np.random.__all__:
         obj = getattr(np.random, name, None)
         if name in _NUMPY_CLASSES:
@@ -285,11 +295,61 @@ _real_id = builtins.id
 
 
 def _id(obj: Any) -> int:
-    """id(), refused from spec code for a handle (a noisy value, a symbolic parameter): its address is the
-    handle's, not a real value's."""
-    if getattr(type(obj), "__dpverify_handle__", False) and _RUNNING.get() is not None:
+    """id(), refused in spec code during a run: an address is process-level state, not a function of
+    the draws (and a noisy value's or a symbolic parameter's is the handle's)."""
+    if _RUNNING.get() is not None:
         _check("id()")
     return _real_id(obj)
+
+
+_real_hash = builtins.hash
+
+
+def _hash(obj: Any) -> int:
+    """hash(), refused from spec code during a run for strings and bytes (salted per process)."""
+    if _RUNNING.get() is not None and isinstance(obj, (str, bytes)):
+        _check("hash()")
+    return _real_hash(obj)
+
+
+_real_type = builtins.type
+
+
+class _SpecType:
+    """The ``type`` a spec module sees (the loader puts it in the module's namespace): ``type(x)`` of a
+    noisy value during a run is refused, since ``type(x) is float`` cannot be intercepted otherwise;
+    anything else -- one- and three-argument calls, isinstance, issubclass, ``class Meta(type):``,
+    attributes -- is the real ``type``."""
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        if len(args) == 1 and not kwargs:
+            if getattr(_real_type(args[0]), "__dpverify_handle__", False) and _RUNNING.get() is not None:
+                _check("type()")
+            return _real_type(args[0])
+        return _real_type(*args, **kwargs)
+
+    def __instancecheck__(self, obj: Any) -> bool:
+        return isinstance(obj, _real_type)
+
+    def __subclasscheck__(self, sub: Any) -> bool:
+        return issubclass(sub, _real_type)
+
+    def __mro_entries__(self, bases: tuple) -> tuple:
+        return (_real_type,)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(_real_type, name)
+
+    def __repr__(self) -> str:
+        return repr(_real_type)
+
+
+spec_type = _SpecType()
+
+
+SPEC_NAMES = {"type": spec_type, "id": _id, "hash": _hash}
+"""Builtins as a spec module sees them (the loader puts them in its namespace, not in ``builtins``:
+libraries and dpverify keep the real ones, and pay nothing)."""
 
 
 # -- the backstop --------------------------------------------------------------------------------
@@ -347,7 +407,8 @@ def escaped(exc: BaseException) -> SpecError:
     file, line = user_location(exc.__traceback__)
     if isinstance(exc, WallClockLimit):
         limit = run_limit()
-        return SpecError(f"one execution of the mechanism ran longer than {limit:g} s of wall-clock time: "
+        return SpecError(f"one execution of the mechanism ran longer than {limit:g} s of CPU time (or {10 * limit:g} s "
+                         "blocked): "
                          f"dpverify's far safety limit ({LIMIT_VARIABLE}) fired, so nothing was checked. "
                          "Most likely a loop never ends",
                          "make every loop of the mechanism terminate (loops of draws: dp.repeat_until_accepted "
@@ -364,19 +425,23 @@ def escaped(exc: BaseException) -> SpecError:
 class Ticket:
     """One program being enumerated in one thread; the runner bumps ``leaves`` at each execution."""
 
-    __slots__ = ("thread", "leaves", "seen", "since", "fired")
+    __slots__ = ("thread", "cpu", "leaves", "seen", "since", "since_cpu", "fired")
 
     def __init__(self, thread: int) -> None:
         self.thread = thread
+        self.cpu = time.pthread_getcpuclockid(thread)  # the thread's CPU clock: load does not advance it
         self.leaves = 0
         self.seen = -1
         self.since = 0.0
+        self.since_cpu = 0.0
         self.fired = 0  # how often the limit fired for the current execution (spec code may catch it)
 
 
 class Watchdog:
     """A daemon thread that raises :class:`WallClockLimit` into a thread whose current execution
-    of a program (the same leaf number) has lasted longer than the limit."""
+    of a program (the same leaf number) has spent more than the limit in CPU seconds of that thread
+    (other processes on a busy machine do not advance it), or ten times the limit in wall seconds (a
+    program that blocks without computing: a read, a wait)."""
 
     def __init__(self) -> None:
         self._clock = _ORIGINAL_MONOTONIC
@@ -413,9 +478,14 @@ class Watchdog:
             now = self._clock()
             with self._lock:
                 for ticket in self._tickets:
+                    try:
+                        cpu = time.clock_gettime(ticket.cpu)
+                    except OSError:  # the thread has ended: its ticket is about to be released
+                        continue
                     if ticket.leaves != ticket.seen:
-                        ticket.seen, ticket.since = ticket.leaves, now
-                    elif now - ticket.since >= limit * (ticket.fired + 1):  # again if it was caught
+                        ticket.seen, ticket.since, ticket.since_cpu = ticket.leaves, now, cpu
+                    elif (cpu - ticket.since_cpu >= limit * (ticket.fired + 1)  # again if it was caught
+                          or now - ticket.since >= 10 * limit * (ticket.fired + 1)):
                         ticket.fired += 1
                         ctypes.pythonapi.PyThreadState_SetAsyncExc(ctypes.c_ulong(ticket.thread),
                                                                    ctypes.py_object(WallClockLimit))

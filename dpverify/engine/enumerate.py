@@ -101,18 +101,25 @@ class Session:
         first, typed = found
         if first is not output and typed != _typed(output):
             raise SpecError(f"the mechanism returns both {first!r} ({_types(first)}) and {output!r} "
-                            f"({_types(output)}), which Python treats as one value although their types differ",
+                            f"({_types(output)}), which Python treats as one value although they can be told "
+                            "apart (their types or their text differ)",
                             "return one type for one value (e.g. int(...) or bool(...) everywhere): dpverify "
                             "counts two outputs as the same only when they are equal and of the same types")
 
 
 def _typed(output: Any) -> Any:
-    """``output`` with every leaf paired with its type: equal exactly when two outputs are the same."""
+    """``output`` with every leaf paired with its type and its text: equal exactly when two outputs are
+    the same.  Equal values of one type and one hash can still be told apart -- 0.0 and -0.0,
+    Decimal('1.0') and Decimal('1.00') -- and their text does tell them apart; a NaN, which equals
+    nothing, not even itself, cannot be an output at all."""
     if isinstance(output, tuple):
         return (type(output), tuple(_typed(x) for x in output))
     if isinstance(output, frozenset):
         return (type(output), frozenset(_typed(x) for x in output))
-    return (type(output), output)
+    if output != output:
+        raise SpecError(f"the mechanism returns {output!r}, which is not equal to itself (a NaN): no two runs "
+                        "would return the same output", "return None or a string for an undefined result")
+    return (type(output), output, repr(output))
 
 
 def _types(output: Any) -> str:

@@ -301,8 +301,8 @@ def _handle_site() -> Optional[tuple[str, int]]:
     Frames of the standard library are passed through (``json.dumps(x)`` judges its caller); the first
     other frame decides: dpverify's own code may read a handle, spec code and other libraries may not."""
     frame = sys._getframe(3)  # _handle_site <- _probe <- the probed method <- its caller
-    while frame is not None and _stdlib(frame.f_code.co_filename):
-        frame = frame.f_back
+    while frame is not None and (_stdlib(frame.f_code.co_filename) or frame.f_code.co_filename == _CONTRACT):
+        frame = frame.f_back  # the standard library, and the contract's guarded builtins (hash, id)
     if frame is None or frame.f_code.co_filename.startswith(_OWN):
         return None
     user = frame  # the line to name: the spec's own, above a library that probed for it (numpy's printing)
@@ -323,6 +323,7 @@ def _probe(value: Any, what: str) -> None:
 
 
 _OWN = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
+_CONTRACT = os.path.join(os.path.dirname(__file__), "contract.py")
 _STDLIB = tuple(sorted({os.path.abspath(p) + os.sep for key in ("stdlib", "platstdlib")
                         if (p := sysconfig.get_paths().get(key))}))
 _stdlib_seen: dict[str, bool] = {}

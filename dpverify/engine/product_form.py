@@ -111,7 +111,7 @@ def trace(program: Callable[[], Any], session: Session, limit: int,
     """
     tracer = _Tracer()
     token = ACTIVE.set(tracer)
-    ticket = contract.WATCHDOG.watch()  # the far wall-clock safety net, as for the general reading
+    ticket = contract.WATCHDOG.watch()  # the far safety net, as for the general reading
     count = 0
     try:
         while True:

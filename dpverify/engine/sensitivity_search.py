@@ -32,8 +32,9 @@ from .smt import Translator, Unsupported, check, rational
 
 MAX_EVALUATIONS = 300_000
 """Refuse an enumeration needing more query evaluations (datasets x candidates) than this."""
-RLIMIT = 20_000_000
-"""z3's deterministic resource limit per satisfiability check."""
+RLIMIT = 3_000_000
+"""z3's deterministic resource limit per satisfiability check (the catalogue's use at most a few hundred;
+sized to bind long before the CPU-time safety net, as the formula check's)."""
 
 
 class TooLarge(ValueError):

@@ -59,7 +59,7 @@ from typing import Any, Optional
 import sympy
 import z3
 
-from .safety import SAFETY_MESSAGE, SAFETY_SECONDS, SafetyLimit
+from .safety import SAFETY_MESSAGE, SAFETY_SECONDS, SafetyLimit, cpu_watchdog
 
 Bounds = dict[sympy.Symbol, tuple[Optional[int], Optional[int]]]
 
@@ -96,9 +96,10 @@ def check(solver: Any, rlimit: int, logic: Optional[str] = None) -> Outcome:
     instant on its own could otherwise run for minutes after other claims (it did).  A z3
     ``Optimize`` keeps its context (its objectives are not assertions; bounds are linear).
 
-    The wall-clock safety net (:data:`SAFETY_SECONDS`) is far beyond what the limit allows on any
-    machine; if it fires first anyway, :class:`SafetyLimit` is raised so that the caller reports
-    ``unknown`` saying so, instead of an answer that depends on the load.
+    The safety net (:data:`SAFETY_SECONDS` of this thread's CPU, :mod:`.safety`) is far beyond what
+    the limit allows on any machine; if it fires first anyway (a single step of z3's nonlinear solver
+    that the count does not see), :class:`SafetyLimit` is raised so that the caller reports
+    ``unknown`` saying so.  Being CPU time, it does not depend on the machine's load.
     """
     if isinstance(solver, z3.Optimize):
         fresh, back = solver, None
@@ -109,15 +110,16 @@ def check(solver: Any, rlimit: int, logic: Optional[str] = None) -> Outcome:
             fresh.add(assertion.translate(ctx))
         back = solver.ctx
     fresh.set("rlimit", rlimit)
-    fresh.set("timeout", int(SAFETY_SECONDS * 1000))
     before = resources(fresh)
-    answer = fresh.check()
+    with cpu_watchdog(SAFETY_SECONDS, fresh.ctx.interrupt) as fired:
+        answer = fresh.check()
     used = resources(fresh) - before
     _SPENT[0] += used
     log.debug("z3 answered %s using %d of rlimit %d (z3's rlimit count; %d in this process so far)",
               answer, used, rlimit, _SPENT[0])
-    if answer == z3.unknown and used < rlimit and fresh.reason_unknown() in ("timeout", "canceled"):
-        raise SafetyLimit(f"{SAFETY_MESSAGE}: z3 ran past {SAFETY_SECONDS} s before its resource limit")
+    if answer == z3.unknown and (fired.is_set() or fresh.reason_unknown() in ("timeout", "canceled")):
+        raise SafetyLimit(f"{SAFETY_MESSAGE}: z3 spent {SAFETY_SECONDS} s of CPU with {used:,} of its resource "
+                          f"limit {rlimit:,} used")
     model = None
     if answer == z3.sat:
         model = fresh.model() if back is None else fresh.model().translate(back)

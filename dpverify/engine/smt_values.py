@@ -16,9 +16,9 @@ import z3
 
 from .smt import Bounds, Translator, Unsupported, check
 
-BOUNDS_RLIMIT = 10_000_000
-"""z3's resource limit per optimisation (a count, not a clock): over 150 times what the catalogue's
-formula claims need (about 64,000)."""
+BOUNDS_RLIMIT = 2_000_000
+"""z3's resource limit per optimisation (a count, not a clock): over 30 times what the catalogue's
+formula claims need (about 64,000), and binding long before the CPU-time safety net."""
 
 
 def symbol_bounds(symbols: list[sympy.Symbol], conditions: list[sympy.Basic],
@@ -29,7 +29,7 @@ def symbol_bounds(symbols: list[sympy.Symbol], conditions: list[sympy.Basic],
     the conditions can only give looser bounds, so every bound returned is
     valid.  A strict bound (b > 1) is returned as its value (1); integer
     symbols get integer bounds; None means unbounded (or not found within ``rlimit``).  Raises
-    :class:`~.smt.SafetyLimit` if z3's wall-clock safety net fires first.
+    :class:`~.smt.SafetyLimit` if z3's CPU-time safety net fires first.
     """
     linear = [c for c in conditions if _linear(c, symbols)]
     tr = Translator(symbols)

@@ -32,8 +32,8 @@ from ...engine.smt import SAFETY_MESSAGE
 Values = dict[sympy.Symbol, sympy.Rational]
 CONFIRM_DIGITS = 80
 SAFETY_SECONDS = 600.0
-"""The far wall-clock safety net around one formula check (sympy has no operation budget; z3's
-queries are limited by counts).  Every catalogue claim takes under a second: when it fires, the
+"""The far safety net around one formula check, in CPU seconds of the process (sympy has no
+operation budget; z3's queries are limited by counts).  Every catalogue claim takes under a second: when it fires, the
 machine is overloaded or the formula pathological, and the outcome says so instead of deciding."""
 
 _SUPPORTED_FUNCTIONS = (sympy.exp, sympy.log, sympy.Abs, sympy.Max, sympy.Min, sympy.Piecewise, sympy.binomial,
@@ -44,7 +44,7 @@ _LIMITED = False
 
 
 class OutOfTime(BaseException):
-    """The wall-clock safety net fired.  A BaseException, so that no ``except Exception`` (ours
+    """The CPU-time safety net fired.  A BaseException, so that no ``except Exception`` (ours
     or sympy's) turns it into an ordinary failure that some other path would then decide on."""
 
 
@@ -60,15 +60,16 @@ def time_limit(seconds: Optional[float] = None) -> Iterator[None]:
         return
 
     def expire(signum: int, frame: object) -> None:
-        raise OutOfTime(f"{SAFETY_MESSAGE}: the formula check ran past {seconds:g}s")
-    previous = signal.signal(signal.SIGALRM, expire)
-    signal.setitimer(signal.ITIMER_REAL, seconds)
+        raise OutOfTime(f"{SAFETY_MESSAGE}: the formula check spent {seconds:g} s of CPU")
+    # the process's CPU time (ITIMER_PROF), not the wall clock: other processes do not advance it
+    previous = signal.signal(signal.SIGPROF, expire)
+    signal.setitimer(signal.ITIMER_PROF, seconds)
     _LIMITED = True
     try:
         yield
     finally:
-        signal.setitimer(signal.ITIMER_REAL, 0)
-        signal.signal(signal.SIGALRM, previous)
+        signal.setitimer(signal.ITIMER_PROF, 0)
+        signal.signal(signal.SIGPROF, previous)
         _LIMITED = False
 
 

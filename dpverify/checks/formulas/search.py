@@ -21,7 +21,7 @@ Runs are deterministic (hypothesis ``derandomize=True``, no example database, an
 nothing written to disk: see :func:`dpverify.checks.hypothesis_runs.isolated`), and
 bounded by counts only -- MAX_EXAMPLES sampled points, REFINE_EVALUATIONS steps per
 refinement -- never by a clock, so the same claim gets the same answer at any machine load
-(the formula check's one wall-clock safety net sits around the whole check).
+(the formula check's one safety net, in CPU seconds, sits around the whole check).
 """
 from __future__ import annotations
 

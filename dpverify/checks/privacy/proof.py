@@ -37,10 +37,11 @@ from ..workspace import Workspace
 from ...engine.decimals import decimal
 from ...engine.work import params
 
-QUERY_RLIMIT = 100_000_000
-"""z3's resource limit per query (a count of its steps, about 14 s on an idle machine), so that a
-proof's outcome does not depend on the machine's load."""
-PROOF_RLIMIT = 600_000_000
+QUERY_RLIMIT = 3_000_000
+"""z3's resource limit per query (a count of its steps), so that a proof's outcome does not depend on
+the machine's load; sized like the formula check's (:data:`~dpverify.checks.formulas.check.Z3_RLIMIT`)
+to bind long before the CPU-time safety net even on a machine ten times slower."""
+PROOF_RLIMIT = 30_000_000
 """z3's resources for all the queries of one proof; beyond it the claim keeps its grid verdict,
 with the reason.  (One-parameter proofs use exact root isolation, which always answers.)"""
 
@@ -87,7 +88,7 @@ def prove_private(spec: Spec, program: Any, claim: Private, point: Point, table:
 
 def _safely(spec: Spec, program: Any, claim: Private, point: Point, symbols: list[sympy.Symbol], table: Table,
             ws: Workspace) -> Union[Proof, NotRational]:
-    """:func:`_prove`, or ``unknown`` saying so when z3's far wall-clock safety net fired."""
+    """:func:`_prove`, or ``unknown`` saying so when z3's far CPU-time safety net fired."""
     try:
         return _prove(spec, program, claim, point, symbols, table, ws)
     except SafetyLimit as exc:
