@@ -449,7 +449,7 @@ def _achieved(ref: Reference, case: Case, point: Any, label: str) -> list[Findin
 # A finding still open: (shape, category) pairs whose failure is expected while the engine is fixed.
 SELF_SHAPES = {"argmax:all_ge_self", "argmax:all_le_self", "argmax:all_shift_self", "self-compare",
                "svt:shift_self", "svt:threshold_self"}
-OPEN_SELF_COMPARISON = True  # the x >= x bug; set False once fixed
+OPEN_SELF_COMPARISON = False  # the x >= x bug (C1): fixed in engine/noise.py
 
 
 def _expected(case: Case, finding: Finding) -> bool:
@@ -457,7 +457,7 @@ def _expected(case: Case, finding: Finding) -> bool:
         any(s.startswith("probe:") for s in case.shapes) and PROBES_OPEN)
 
 
-PROBES_OPEN = True  # equality and text/hash/type probes of noisy values (findings C2-C4 below)
+PROBES_OPEN = False  # equality and text/hash/type probes of noisy values (C2-C4): decided or refused
 
 
 def run_one(data: st.DataObject, probes: bool = True) -> list[Finding]:
@@ -509,7 +509,6 @@ TWO = C.Universe("answers", m=2, relation="linf")
 ONE = C.Universe("answers", m=1, relation="linf")
 DATA2 = C.Universe("data", sizes=(2,), relation="replace", queries=("count1", "twice1"))
 NEVER = Claim("prob_at_most", F(0), -1, "P[output == -1] = 0")
-SELF = "self-comparison: being fixed"
 
 
 def _leak_if(cond: Any, draws: tuple = (_lap(0, F(1)),)) -> C.Straight:
@@ -517,48 +516,48 @@ def _leak_if(cond: Any, draws: tuple = (_lap(0, F(1)),)) -> C.Straight:
 
 
 FINDINGS: dict[str, tuple[Case, Optional[str]]] = {
-    # C1 (known): x >= x read as false.  Report noisy max as "first i with all(v[i] >= v[j] for all j)"
+    # C1 (fixed): x >= x was read as false.  Report noisy max as "first i with all(v[i] >= v[j] for all j)"
     # gets the law "always -1": P[-1] = 0 refuted, the same law as skipping j = i refuted.
     "C1 argmax with all(v[i] >= v[j]) including j = i": (Case(
         C.ArgMax((_lap(0), _lap(1)), "all_ge_self"), TWO, F(1),
         [NEVER, Claim("same", label="same as skipping self")], other=C.ArgMax((_lap(0), _lap(1)), "all_gt_skip"),
-        other_same=True), SELF),
+        other_same=True), None),
     "C1 argmin with all(v[i] <= v[j]) including j = i": (Case(
-        C.ArgMax((_exp(0), _exp(1)), "all_le_self"), TWO, F(1), [NEVER]), SELF),
+        C.ArgMax((_exp(0), _exp(1)), "all_le_self"), TWO, F(1), [NEVER]), None),
     "C1 argmax with (v[i] + 1) - 1 >= v[j]": (Case(
-        C.ArgMax((_lap(0), _lap(1)), "all_shift_self"), TWO, F(1 , 2), [NEVER]), SELF),
+        C.ArgMax((_lap(0), _lap(1)), "all_shift_self"), TWO, F(1 , 2), [NEVER]), None),
     # the leak behind (x + 1) >= (x + 1) is never taken: private(3 eps) proved, the truth is infinite
     "C1 (x + 1) >= (x + 1) guards a leak": (Case(
         _leak_if(C.Cmp(C.Var(0, (F(1),)), ">=", C.Var(0, (F(1),))), (_exp(None, F(4), F(1, 2)),)), DATA2, F(1, 2),
-        [Claim("private", F(3), label="3*eps")]), SELF),
+        [Claim("private", F(3), label="3*eps")]), None),
     "C1 SVT with t >= t": (Case(
         C.SVT((_lap(None, F(2), F(1, 2)), _lap(0, F(4))), 1, "threshold_self"), ONE, F(1),
         [Claim("prob_at_most", F(0), (False,), "P[(False,)] = 0"), Claim("prob_at_least", F(1, 10), (True,))]),
-        SELF),
+        None),
     # C2: equality of a noisy value with itself shifted by 0 is read as false (identity, not value)
     "C2 (x + 1) - 1 == x": (Case(
         C.Straight((_lap(0, F(1)),), ((C.Cmp(C.Var(0, (F(1), F(-1))), "==", C.Var(0)), 1),), 0), ONE, F(1),
-        [Claim("prob_at_least", F(1), 1, "P[output == 1] = 1")]), "open: noisy == compares identity"),
+        [Claim("prob_at_least", F(1), 1, "P[output == 1] = 1")]), None),
     "C2 x + 0 != x guards nothing, x + 0 == x guards a leak": (Case(
         _leak_if(C.Cmp(C.Var(0, (F(0),)), "==", C.Var(0))), ONE, F(1),
-        [Claim("private", F(1), label="eps")]), "open: noisy == compares identity"),
+        [Claim("private", F(1), label="eps")]), None),
     # C3: type probes answer for the handle, not for the real number the program means
     "C3 isinstance(x, float) guards a leak": (Case(
         _leak_if(C.Probe("isinstance_float", 0)), ONE, F(1), [Claim("private", F(1), label="eps")]),
-        "open: isinstance of a noisy value is not refused"),
+        None),
     "C3 type(x) is float guards a leak": (Case(
         _leak_if(C.Probe("type_is_float", 0)), ONE, F(1), [Claim("private", F(1), label="eps")]),
-        "open: type of a noisy value is not refused"),
+        None),
     # C4: hashing a noisy value hashes the handle (id), not the value
     "C4 hash(x) == hash(x + 0) guards a leak": (Case(
         _leak_if(C.Probe("hash_same", 0)), ONE, F(1), [Claim("private", F(1), label="eps")]),
-        "open: hash of a noisy value is not refused"),
+        None),
     "C4 {x: 1}.get(x + 0) guards a leak": (Case(
         _leak_if(C.Probe("dict_key", 0)), ONE, F(1), [Claim("private", F(1), label="eps")]),
-        "open: hash of a noisy value is not refused"),
+        None),
     "C4 (x + 0) in (x,) guards a leak": (Case(
         _leak_if(C.Probe("in_tuple", 0)), ONE, F(1), [Claim("private", F(1), label="eps")]),
-        "open: noisy == compares identity"),
+        None),
 }
 
 
