@@ -388,3 +388,23 @@ def test_outputs_that_are_equal_but_distinguishable_are_refused(program) -> None
     (found,) = verdicts(dp.spec(program, universe=BIT, grid={eps: [1]}, claims=[dp.private(eps)]))
     assert found[0] == "error", found
     assert "test_soundness_readings.py:" in found[1] and ("told apart" in found[1] or "NaN" in found[1]), found[1]
+
+
+def test_type_of_eps_in_a_spec_file_gives_up_the_proof_for_every_eps(tmp_path, monkeypatch) -> None:
+    """``type(eps)`` tells the grid's exact number from the symbolic reading's parameter, so a program
+    that asks may run differently off the grid: in a spec module ``type`` is dpverify's guarded one, and
+    the claim keeps its grid verdict without a proof for every eps, saying why."""
+    from click.testing import CliRunner
+    from dpverify.cli import main
+    (tmp_path / "typed.py").write_text(
+        "from fractions import Fraction\nimport dpverify as dp\neps = dp.symbol('eps', positive=True)\n"
+        "def rr(data, eps):\n"
+        "    return dp.randomized_response(data[0], eps if type(eps) in (int, Fraction) else eps)\n"
+        "s = dp.spec(rr, universe=dp.universe([0, 1], n=1, neighbours=dp.REPLACE_ONE),\n"
+        "           grid={eps: [Fraction(1, 2)]}, claims=[dp.private(eps)])\n")
+    monkeypatch.chdir(tmp_path)
+    result = CliRunner().invoke(main, ["check", "typed.py", "--no-cache", "--json"])
+    assert result.exit_code == 0, result.output
+    summary = __import__("json").loads(result.output)["summary"]
+    assert summary["verified"] == 1 and summary["proved"] == 0, result.output
+    assert "type()" in result.output, result.output

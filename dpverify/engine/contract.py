@@ -144,10 +144,6 @@ def _check(name: str) -> None:
                         "process (and of a noisy value or a parameter, dpverify holds a handle, not the value)",
                         "make the mechanism a function of its data, parameters and draws only",
                         file=where[0], line=where[1])
-    elif name == "type()":
-        err = SpecError("the mechanism takes type() of a noisy value: dpverify holds a handle, not a float, "
-                        "so `type(x) is float` would read another program than the one that runs",
-                        "compare or release the noisy value itself", file=where[0], line=where[1])
     elif name == "hash()":
         err = SpecError("the mechanism hashes a string or bytes: their hashes are salted per process "
                         "(PYTHONHASHSEED), so its law would depend on the process that read it",
@@ -323,8 +319,9 @@ class _SpecType:
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         if len(args) == 1 and not kwargs:
-            if getattr(_real_type(args[0]), "__dpverify_handle__", False) and _RUNNING.get() is not None:
-                _check("type()")
+            probe = getattr(_real_type(args[0]), "__dpverify_type_probe__", None)
+            if probe is not None and _RUNNING.get() is not None:
+                probe(args[0])  # a noisy value refuses; a symbolic parameter gives up the proof for every eps
             return _real_type(args[0])
         return _real_type(*args, **kwargs)
 

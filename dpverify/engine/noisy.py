@@ -267,6 +267,9 @@ class Noisy:
     __dpverify_handle__ = True  # id() from spec code is refused (engine/contract.py)
     __str__ = __repr__
 
+    def __dpverify_type_probe__(self) -> None:  # type(x) in a spec module (engine/contract.spec_type)
+        _probe(self, "type (type(x))")
+
     def __format__(self, spec: str) -> str:
         _probe(self, "text (an f-string or format)")
         return repr(self)
@@ -416,6 +419,9 @@ class NoisyLinear:
 
     __dpverify_handle__ = True
     __str__ = __repr__
+
+    def __dpverify_type_probe__(self) -> None:
+        _probe(self, "type (type(x))")
 
     def __format__(self, spec: str) -> str:
         _probe(self, "text (an f-string or format)")

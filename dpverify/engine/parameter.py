@@ -124,6 +124,9 @@ class Parameter:
     __slots__ = ("expr",)
     __dpverify_handle__ = True  # id() from spec code is refused (engine/contract.py)
 
+    def __dpverify_type_probe__(self) -> None:  # type(eps) in a spec module (engine/contract.spec_type)
+        _refuse(self, "its type (type())")
+
     def __init__(self, expr: sympy.Expr) -> None:
         self.expr = expr
 
