@@ -23,7 +23,7 @@ from ...dsl.params import Point
 from ...engine.backend import IntervalBackend, SympyBackend
 from ...engine.noisy import FULL, Density
 from ...engine.pld_bounds import Discretised, TooLong, delta_bounds
-from ...engine.pld_gaussian_mellin import Certified, Unreached, certified_delta, chernoff
+from ...engine.pld_gaussian_mellin import Budget, Certified, Unreached, certified_delta, chernoff
 from ...engine.pld_gaussian_mixture import compose
 from ...engine.pld_gaussian_tight import one_step_tight
 from .laplace_mixture import SubsampledLaplace, is_laplace_mixture
@@ -100,6 +100,7 @@ class SubsampledGaussian(Route):
         self.coarse: dict = {}  # the certified enclosures at CERTIFIED_DIGITS, kept when refined
         self.gridded = False  # some enclosure came from the grid (refine() can help)
         self.digits = CERTIFIED_DIGITS
+        self.budget = Budget()  # the Mellin route's integrand evaluations for every claim at this point (counted)
 
     def _shape(self, pair: tuple) -> tuple[sympy.Expr, sympy.Expr, bool]:
         (laws, _), = self.laws(pair, SympyBackend())
@@ -132,7 +133,13 @@ class SubsampledGaussian(Route):
     def _grid(self, index: int) -> Optional[list[Discretised]]:
         shape = self.shapes[index][:2]
         if shape not in self.found:
-            self.found[shape] = self._discretise(self.shapes[index], self.work, (self.grid, self.dx, self.tail))
+            try:
+                self.found[shape] = self._discretise(self.shapes[index], self.work, (self.grid, self.dx, self.tail))
+            except NotComposable as exc:  # both routes out of reach: name both budgets
+                reasons = [str(c) for (k, _), c in self.certified.items() if k == index and isinstance(c, Unreached)]
+                if not reasons:
+                    raise
+                raise NotComposable(f"the Mellin route: {reasons[0]}; the grid: {exc}") from None
         return self.found[shape]
 
     def refine(self) -> bool:
@@ -159,10 +166,12 @@ class SubsampledGaussian(Route):
         bounds = delta_bounds(backend.ctx, found[0 if added else 1], backend.num(eps))
         return self.backend.ctx.mpf([bounds.lower.a, bounds.upper.b])
 
-    def _certify(self, shape: tuple, eps: sympy.Expr, digits: int, plan: Any = None) -> Certified:
+    def _certify(self, shape: tuple, eps: sympy.Expr, digits: int, plan: Any = None,
+                 budget: Budget | None = None) -> Certified:
         rate, distance, added = shape
         return certified_delta(Fraction(int(rate.p), int(rate.q)), _fractions(distance), self.times,
-                               _fractions(sympy.sympify(eps)), added, digits, plan)
+                               _fractions(sympy.sympify(eps)), added, digits, plan,
+                               self.budget if budget is None else budget)
 
     def _interval(self, found: Certified, backend: Any) -> Any:
         ctx = backend.ctx
@@ -202,7 +211,8 @@ class SubsampledGaussian(Route):
             return
         try:
             bound = min(chernoff(Fraction(int(rate.p), int(rate.q)), _fractions(distance), self.times,
-                                 _fractions(sympy.sympify(eps)), added, Fraction(a)) for a in (2, 4, 8, 16, 32))
+                                 _fractions(sympy.sympify(eps)), added, Fraction(a), self.budget)
+                        for a in (2, 4, 8, 16, 32))
         except Unreached:
             return
         for other in range(len(self.shapes)):
@@ -225,7 +235,10 @@ class SubsampledGaussian(Route):
         try:
             return self._interval(self._certify(self.shapes[index], eps, CURVE_DIGITS, plan), self.backend)
         except Unreached:
-            return self.enclosure(index, eps)
+            try:
+                return self.enclosure(index, eps)
+            except NotComposable:  # a plot's point beyond both budgets: delta is in [0, 1] (no verdict rests on it)
+                return self.backend.ctx.mpf([0, 1])
 
     def lower_how(self, index: int, eps: sympy.Expr) -> str:
         """How :meth:`confirm_lower` bounds delta_T(eps) from below, for a refutation's message."""
@@ -235,13 +248,14 @@ class SubsampledGaussian(Route):
 
     def confirm_lower(self, index: int, eps: sympy.Expr) -> tuple[Any, int]:
         """The certified lower bound of delta_T(eps) from both laws read afresh: the certified route at twice the
-        digits, or the grid at twice the precision."""
+        digits (on a budget of its own, as large as the route's), or the grid at twice the precision."""
         fresh = IntervalBackend(2 * DIGITS)
         shape = self._shape(self.pairs[index])
         if isinstance(self.certified.get((index, eps)), Certified):
+            budget = Budget()
             for digits in (2 * self.digits, self.digits + 2):  # more digits: other nodes, not the memo's
                 try:
-                    return self._interval(self._certify(shape, eps, digits), fresh), digits
+                    return self._interval(self._certify(shape, eps, digits, budget=budget), fresh), digits
                 except Unreached:
                     continue
         found = self._discretise(shape, fresh, (self.grid, self.dx, self.tail))

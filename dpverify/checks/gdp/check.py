@@ -22,8 +22,10 @@ intervals; and the witness point of a refutation.
 """
 from __future__ import annotations
 
+from fractions import Fraction
 from typing import Any
 
+import flint
 import sympy
 
 from ...dsl.claims import Claim, Gdp, Zcdp
@@ -89,8 +91,56 @@ class GdpCheck:
 
 
 def _bound(ctx: Any, mu: Any, eps: Any) -> Any:
-    """G(eps) for mu, certified: the delta of a Gaussian release at distance mu."""
-    return gaussian_delta(ctx, mu, eps)
+    """G(eps) for mu, certified: the delta of a Gaussian release at distance mu, Phi(-eps/mu + mu/2) -
+    e^eps Phi(-eps/mu - mu/2), in arb balls (Phi by arb's erfc: no cancellation in the tails) at the context's
+    precision plus 30 bits, returned as an interval of ``ctx`` rounded outwards.  G grows with mu and falls
+    with eps: an interval mu or eps is handled by its ends (G(mu_lo, eps_hi) below, G(mu_hi, eps_lo) above).
+    The grid, the refinement and the bisection of the achieved mu ask for hundreds of these: memoised per
+    (precision, mu, eps) -- exact ends, deterministic."""
+    key = (ctx.prec, mu._mpi_, eps._mpi_)
+    if key not in BOUNDS:
+        (mu_lo, mu_hi), (eps_lo, eps_hi) = (tuple(_raw_fraction(r) for r in x._mpi_) for x in (mu, eps))
+        with flint.ctx.workprec(ctx.prec + 30):
+            low, high = _g(mu_lo, eps_hi).lower(), _g(mu_hi, eps_lo).upper()
+            if not (low.is_finite() and high.is_finite()):
+                BOUNDS[key] = gaussian_delta(ctx, mu, eps)  # not reached for finite mu > 0 and eps >= 0
+            else:
+                BOUNDS[key] = ctx.mpf([_to_ctx(ctx, low).a, _to_ctx(ctx, high).b])
+    return BOUNDS[key]
+
+
+BOUNDS: dict = {}
+"""G_mu(eps) per (precision, mu, eps): certified intervals (see :func:`_bound`)."""
+
+
+def _raw_fraction(raw: tuple) -> Fraction:
+    """The exact value of an mpmath raw mpf (sign, mantissa, exponent, bits)."""
+    sign, man, exp, _ = raw
+    return (-1) ** sign * Fraction(int(man)) * Fraction(2) ** int(exp)
+
+
+def _arb(value: Fraction) -> flint.arb:
+    return flint.arb(value.numerator) / value.denominator
+
+
+def _g(mu: Fraction, eps: Fraction) -> flint.arb:
+    """G_mu(eps) for exact mu > 0, eps (an arb ball; 0 where it is negative: G is a delta, >= 0)."""
+    if mu <= 0:
+        return flint.arb(0)
+    m, e = _arb(mu), _arb(eps)
+    root = flint.arb(2).sqrt()
+
+    def cdf(x: flint.arb) -> flint.arb:
+        return (-x / root).erfc() / 2
+    value = cdf(-e / m + m / 2) - e.exp() * cdf(-e / m - m / 2)
+    return value if value.lower() >= 0 else flint.arb(0).union(value.upper())
+
+
+def _to_ctx(ctx: Any, x: flint.arb) -> Any:
+    """The exact binary number x (an arb end) as an interval of ``ctx`` containing it."""
+    man, exp = (int(v) for v in x.man_exp())
+    value = ctx.mpf(man)
+    return value * ctx.mpf(2) ** exp if exp >= 0 else value / ctx.mpf(2) ** -exp
 
 
 def _gaussian(spec: Spec, claim: Gdp, mu: sympy.Expr, point: Point, ws: Workspace, found: Gaussian, table: Any,
