@@ -20,7 +20,7 @@ from pathlib import Path
 from types import ModuleType
 from typing import NoReturn
 
-from .cache import imported_names, is_user_file, user_sources
+from .cache import imported_names, is_user_file
 from .dsl.params import FloatRefused
 from .engine.contract import SPEC_NAMES
 from .dsl.spec import Spec
@@ -137,13 +137,6 @@ def libraries(paths: list[Path]) -> list[str]:
 
 _loaded: dict[str, tuple[ModuleType, set[str]]] = {}
 """Each loaded spec file's module and the modules its load added to ``sys.modules``, by its real path."""
-
-
-def sources(path: Path) -> list[Path]:
-    """The files of the user's own modules the spec file at ``path`` (loaded by :func:`load`)
-    imported: what its verdicts depend on besides its own bytes (:func:`dpverify.cache.user_sources`)."""
-    module, added = _loaded[str(path.resolve())]
-    return user_sources(path, module, added)
 
 
 def load(path: Path) -> list[Spec]:

@@ -20,7 +20,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Optional
 
-from .cache import Cache, file_digest
+from .cache import Cache
 from .engine import pool
 from .options import Options
 from .replay import relative
@@ -29,7 +29,7 @@ from .dsl.claims import Claim
 from .dsl.params import Point, point_label
 from .dsl.spec import Spec
 from .errors import SpecError, line_in
-from .loader import discover, libraries, load, sources
+from .loader import discover, libraries, load
 from .selection import Plan, select
 
 if TYPE_CHECKING:  # imported where a point is checked: a cached run never imports the checks
@@ -134,7 +134,7 @@ def _check_spec(path: Path, spec: Spec, plan: Plan, options: Options,
                 ws = Workspace(options)
             result = run_point(str(path), spec, claim, point, ws)
             if cache is not None and key is not None:
-                cache.put(key, result)
+                cache.put(key, result)  # with what this process read, lazy imports of the check included
         if claim.id not in by_claim:
             by_claim[claim.id] = ClaimResult(str(path), spec.name, claim.id, claim.kind,
                                              claim.describe(), [], claim.expect)
@@ -146,13 +146,13 @@ def _check_spec(path: Path, spec: Spec, plan: Plan, options: Options,
 
 
 def _file_key(path: Path, cache: Optional[Cache]) -> Optional[str]:
-    """The digest of a loaded spec file and its user sources (:func:`dpverify.cache.file_digest`), or
-    None when there is no cache or they cannot be read."""
+    """The digest of a spec file (:meth:`dpverify.cache.Cache.spec_digest`; what else its points
+    read is in each entry's manifest), or None when there is no cache or it cannot be read."""
     if cache is None:
         return None
     try:
-        return file_digest(path, sources(path))
-    except (KeyError, OSError):
+        return cache.spec_digest(path)
+    except OSError:
         return None
 
 
@@ -199,6 +199,8 @@ def _check_files(work: list[tuple[Path, list[Spec]]], plans: dict[int, Plan], op
     if not pool.can_fork():
         return {path: _check_file(path, specs, plans, options, on_point, cache) for path, specs in work}
     _preload(len(work))
+    if cache is not None:
+        cache.prime()  # the workers inherit the digests of the files loaded here
     outcomes = _fork_each([(path, (_worker, path, specs, plans, options, cache)) for path, specs in work],
                           jobs, on_point, cache=cache, while_waiting=while_waiting)
     return {path: payload if kind == "done" else _failed(path, specs, payload, exitcode, done)
@@ -222,6 +224,8 @@ def _load_and_check(files: list[Path], options: Options, jobs: int, cache: Optio
         if while_waiting is not None:
             while_waiting()
         _prefetch(files[jobs:])
+        if cache is not None:
+            cache.prime()  # the workers forked from now on inherit the digests of the prefetched libraries
     outcomes = _fork_each([(path, (_load_worker, path, options, cache)) for path in files], jobs, on_point, planned,
                           cache, waiting)
     reports: list[SpecReport] = []
@@ -315,7 +319,8 @@ def _fork_each(tasks: list[tuple[Path, tuple]], jobs: int, on_point: Optional[Ca
 
 def _send_reports(sender: Any, check: Callable[[], list[SpecReport]], cache: Optional[Cache]) -> None:
     """Send ``("done", reports)``, or ``("failed", why)`` when checking fails outside any one point's
-    check or its results do not pickle; before it, ``("cache", counts)`` of this worker's look-ups."""
+    check or its results do not pickle; before it, ``("cache", counts)`` of this worker's look-ups
+    and the content digests it computed (workers forked later inherit them)."""
     before = cache.counts() if cache is not None else None
     try:
         message: tuple[str, Any] = ("done", check())
@@ -324,7 +329,7 @@ def _send_reports(sender: Any, check: Callable[[], list[SpecReport]], cache: Opt
     except BaseException as exc:  # a failure outside any one point's check
         message = ("failed", f"{type(exc).__name__}: {exc}")
     if cache is not None and before is not None:
-        sender.send(("cache", tuple(a - b for a, b in zip(cache.counts(), before))))
+        sender.send(("cache", (*(a - b for a, b in zip(cache.counts(), before)), cache.digests_learned())))
     try:
         sender.send(message)
     except Exception as exc:  # a result that does not pickle

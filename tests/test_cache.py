@@ -6,14 +6,17 @@ which specs were recomputed, not only what the CLI's summary line says.
 from __future__ import annotations
 
 import json
+import os
 import re
+import sys
 import textwrap
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
 
-from dpverify.cache import Cache, Environment, file_digest, keeps, source_digest, user_sources
+from dpverify.cache import Cache, Environment, forget, keeps, loaded_files, manifest, source_digest, still_valid
 from dpverify.cli import main
 from dpverify.options import Options
 from dpverify.results import PointResult, Status
@@ -42,7 +45,7 @@ def _write(root: Path, name: str, claim: str = "eps") -> Path:
 
 
 @pytest.fixture
-def catalogue(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+def catalogue(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
     """Two spec files (first, second) importing a helper module beside them, in the working directory."""
     root = tmp_path / "specs"
     root.mkdir()
@@ -50,7 +53,10 @@ def catalogue(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     _write(root, "first")
     _write(root, "second")
     monkeypatch.chdir(tmp_path)
-    return root
+    yield root
+    for name, module in list(sys.modules.items()):  # a run in this process (a filter, a report) imported them
+        if str(getattr(module, "__file__", None) or "").startswith(str(tmp_path)):
+            del sys.modules[name]
 
 
 def _check(*args: str) -> tuple[int, str, set[str]]:
@@ -66,6 +72,18 @@ def _check(*args: str) -> tuple[int, str, set[str]]:
 def _reused(output: str) -> tuple[int, int]:
     found = re.search(r"verdict cache: (\d+) of (\d+) points reused", output)
     return (int(found.group(1)), int(found.group(2))) if found else (0, 0)
+
+
+@pytest.fixture(autouse=True)
+def _steady(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Edits here keep a file's size within one second: a stale ``.pyc`` would run the old code; and
+    dpverify's source digest is taken once per test (an edit of dpverify's files while the suite runs,
+    in a shared checkout, would otherwise change every key between two runs of one test;
+    test_the_key_holds_options_and_dpverify_sources pins that it is in the key)."""
+    import dpverify.cache as cache_module
+    monkeypatch.setattr(sys, "dont_write_bytecode", True)
+    frozen = cache_module.source_digest()
+    monkeypatch.setattr(cache_module, "source_digest", lambda root=None: frozen)
 
 
 def test_an_unchanged_catalogue_is_answered_by_the_cache(catalogue: Path) -> None:
@@ -184,9 +202,28 @@ def test_a_corrupt_entry_is_a_miss(tmp_path: Path) -> None:
     key = cache.key("file", (0, "s"), (0, "c"), (0, {"eps": "1"}))
     cache.put(key, PointResult({"eps": "1"}, Status.VERIFIED, "holds"))
     assert cache.get(key).message == "holds"
-    entry, = tmp_path.rglob("*.pickle")
+    entry, = [p for p in tmp_path.rglob("*.pickle") if "manifests" not in p.parts]
     entry.write_bytes(b"not a pickle")
     assert cache.get(key) is None and (cache.hits, cache.misses) == (1, 1)
+
+
+def test_a_corrupt_or_missing_manifest_is_a_miss(tmp_path: Path) -> None:
+    """An entry is reused only with its manifest (what its check read) on disk, intact and true."""
+    for damage in ("corrupt", "tampered", "missing"):
+        cache = Cache.open(str(tmp_path / damage), Options())
+        key = cache.key("file", (0, "s"), (0, "c"), (0, {"eps": "1"}))
+        cache.put(key, PointResult({"eps": "1"}, Status.VERIFIED, "holds"))
+        recorded, = (tmp_path / damage).rglob("manifests/*/*.pickle")
+        if damage == "corrupt":
+            recorded.write_bytes(b"not a pickle")
+        elif damage == "tampered":  # a well-formed manifest that is not the one the entry names
+            import pickle
+            files, absent = pickle.loads(recorded.read_bytes())
+            recorded.write_bytes(pickle.dumps((files[1:], absent)))
+        else:
+            recorded.unlink()
+        cache = Cache.open(str(tmp_path / damage), Options())  # a new run: nothing validated yet
+        assert cache.get(key) is None and (cache.hits, cache.misses) == (0, 1), damage
 
 
 def test_the_key_holds_options_and_dpverify_sources(tmp_path: Path) -> None:
@@ -197,27 +234,6 @@ def test_the_key_holds_options_and_dpverify_sources(tmp_path: Path) -> None:
     before = source_digest(tmp_path)
     (tmp_path / "a.py").write_text("x = 2\n")  # a checkout's edit, the version unchanged
     assert source_digest(tmp_path) != before
-
-
-def test_a_helper_imported_earlier_by_another_spec_is_still_a_source(catalogue: Path) -> None:
-    """Both spec files import _helper; the second load adds nothing to sys.modules, yet the import
-    statement names it, so it is part of the second file's key."""
-    from dpverify.loader import load, sources
-    load(catalogue / "first.py")
-    load(catalogue / "second.py")
-    assert [p.name for p in sources(catalogue / "second.py")] == ["_helper.py"]
-    digest = file_digest(catalogue / "second.py", sources(catalogue / "second.py"))
-    (catalogue / "_helper.py").write_text((catalogue / "_helper.py").read_text() + "\n")
-    assert file_digest(catalogue / "second.py", sources(catalogue / "second.py")) != digest
-    import sys
-    sys.modules.pop("_helper", None)
-
-
-def test_user_sources_skip_libraries_and_dpverify(catalogue: Path) -> None:
-    import types
-    module = types.ModuleType("m")
-    found = user_sources(catalogue / "first.py", module, {"sympy", "dpverify.cli", "json"})
-    assert found == []  # _helper is not loaded in this process: nothing else counts as user code
 
 
 def test_a_report_after_a_check_is_answered_by_the_cache(catalogue: Path) -> None:
@@ -269,3 +285,239 @@ def test_a_helper_imported_dynamically_is_a_source_even_when_loaded_before(tmp_p
     finally:
         import sys
         sys.modules.pop("_dynamic", None)
+
+
+# --- issue 21, item 3: what a verdict read is what its entry records ----------------------------
+
+
+
+@pytest.fixture
+def site_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
+    """A directory of installed distributions on sys.path (``site.addsitedir``: its ``.pth`` files
+    are read), which dpverify counts as installed libraries like site-packages; the modules imported
+    from under ``tmp_path`` are dropped afterwards."""
+    import importlib
+    import site
+
+    import dpverify.cache as cache_module
+    where = tmp_path / "site"
+    where.mkdir()
+    monkeypatch.setattr(sys, "path", list(sys.path))
+    site.addsitedir(str(where))
+    monkeypatch.setattr(cache_module, "_LIBRARIES", cache_module._LIBRARIES + (str(where.resolve()) + os.sep,))
+    yield where
+    for name, module in list(sys.modules.items()):
+        if str(getattr(module, "__file__", None) or "").startswith(str(tmp_path)):
+            del sys.modules[name]
+    importlib.invalidate_caches()
+
+
+def _install(site: Path, name: str, version: str, source: str) -> None:
+    """A distribution as pip lays it out: the package and its ``.dist-info`` (RECORD left out)."""
+    import shutil
+    shutil.rmtree(site / name, ignore_errors=True)
+    for old in site.glob(f"{name}-*.dist-info"):
+        shutil.rmtree(old)
+    (site / name).mkdir()
+    (site / name / "__init__.py").write_text(source)
+    info = site / f"{name}-{version}.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {name}\nVersion: {version}\n")
+    import importlib
+    importlib.invalidate_caches()
+
+
+LIBRARY_SPEC = textwrap.dedent("""
+    from sympy import Rational
+    import dpverify as dp
+    import fakelib
+    from _helper import LOG
+
+    eps = dp.symbol("eps", positive=True)
+
+    def NAME_mechanism(data, eps):
+        with open(LOG, "a") as log:
+            log.write("NAME\\n")
+        return dp.randomized_response(data[0], eps * fakelib.FACTOR)
+
+    NAME = dp.spec(NAME_mechanism, universe=dp.universe([0, 1], n=1, neighbours=dp.REPLACE_ONE),
+                   grid={eps: [Rational(1, 2), 1]}, claims=[dp.private(eps)], name="NAME")
+""")
+
+
+def test_a_library_reinstalled_with_other_code_and_the_same_version_is_recomputed(catalogue: Path,
+                                                                                  site_dir: Path) -> None:
+    """Regression (issue 21, item 3a): an installed, non-editable library was keyed by its name and
+    version only; reinstalled with other code under the same version, the old `proved` was served."""
+    _install(site_dir, "fakelib", "1.0", "FACTOR = 1\n")
+    (catalogue / "second.py").write_text(LIBRARY_SPEC.replace("NAME", "second"))
+    code, output, ran = _check()
+    assert code == 0 and ran == {"first", "second"}, output
+    _install(site_dir, "fakelib", "1.0", "FACTOR = 2\n")  # same name, same version, other code
+    code, output, ran = _check("--json")
+    statuses = {s["name"]: [c["status"] for c in s["claims"]] for s in json.loads(output)["specs"]}
+    assert code == 1 and ran == {"second"} and statuses == {"first": ["proved"], "second": ["refuted"]}, output
+
+
+PACKAGE_SPEC = textwrap.dedent("""
+    from sympy import Rational
+    import dpverify as dp
+    from _lib._model import factor
+
+    eps = dp.symbol("eps", positive=True)
+
+    def NAME_mechanism(data, eps):
+        return dp.randomized_response(data[0], eps * factor())
+
+    NAME = dp.spec(NAME_mechanism, universe=dp.universe([0, 1], n=1, neighbours=dp.REPLACE_ONE),
+                   grid={eps: [1]}, claims=[dp.private(eps)], name="NAME")
+""")
+
+
+@pytest.mark.parametrize("selection", [["--claim", "private"], ["--spec", "b_second", "--claim", "private",
+                                                                  "--point", "eps=1"]])
+def test_a_helper_reached_by_a_relative_import_is_tracked_in_a_filtered_run(tmp_path: Path,
+                                                                           monkeypatch: pytest.MonkeyPatch,
+                                                                           selection: list[str]) -> None:
+    """Regression (issue 21, item 3b): `_lib/_model.py` does `from ._helpers import KEEP`.  With a filter
+    the files load here one after the other: the second load adds nothing to sys.modules, no import
+    statement of it names `_lib._helpers` and KEEP (an int) names no module, so the helper was not in
+    the second file's key, and its edit left the second spec's `proved` in place."""
+    monkeypatch.chdir(tmp_path)
+    lib = tmp_path / "specs" / "_lib"  # underscored: not spec files
+    lib.mkdir(parents=True)
+    (lib / "__init__.py").write_text("")
+    (lib / "_model.py").write_text("from ._helpers import KEEP\n\n\ndef factor():\n    return KEEP\n")
+    (lib / "_helpers.py").write_text("KEEP = 1\n")
+    for name in ("a_first", "b_second"):
+        (tmp_path / "specs" / f"{name}.py").write_text(PACKAGE_SPEC.replace("NAME", name))
+    args = ["check", "specs", *selection, "--cache-dir", "cache", "--json"]
+
+    def forget_lib() -> None:
+        for name in [n for n in sys.modules if n == "_lib" or n.startswith("_lib.")]:
+            del sys.modules[name]
+    try:
+        assert CliRunner().invoke(main, args).exit_code == 0
+        forget_lib()
+        (lib / "_helpers.py").write_text("KEEP = 2\n")  # now 2 eps
+        result = CliRunner().invoke(main, args)
+        statuses = {s["name"]: s["claims"][0]["status"] for s in json.loads(result.output)["specs"]}
+        assert result.exit_code == 1 and set(statuses.values()) == {"refuted"} and "b_second" in statuses, \
+            result.output
+    finally:
+        forget_lib()
+
+
+def test_installing_an_unrelated_package_reuses_every_point(catalogue: Path, site_dir: Path) -> None:
+    """Nothing a check read changed: every point is reused (the key once held every installed
+    distribution's name, and any install emptied the cache)."""
+    _check()
+    _install(site_dir, "unrelated", "3.1", "VALUE = 1\n")
+    code, output, ran = _check()
+    assert code == 0 and ran == set() and _reused(output) == (4, 4), output
+
+
+def test_a_library_reinstalled_with_the_same_code_is_reused(catalogue: Path, site_dir: Path) -> None:
+    """The key is the content, not the file's dates: a reinstall of identical files reuses the points."""
+    _install(site_dir, "fakelib", "1.0", "FACTOR = 1\n")
+    (catalogue / "second.py").write_text(LIBRARY_SPEC.replace("NAME", "second"))
+    _check()
+    _install(site_dir, "fakelib", "1.0", "FACTOR = 1\n")
+    code, output, ran = _check()
+    assert code == 0 and ran == set() and _reused(output) == (4, 4), output
+
+
+LAZY_SPEC = textwrap.dedent("""
+    from sympy import Rational
+    import dpverify as dp
+
+    eps = dp.symbol("eps", positive=True)
+
+    def NAME_mechanism(data, eps):
+        import lazylib  # only while a point is checked, never at load
+        return dp.randomized_response(data[0], eps * lazylib.FACTOR)
+
+    NAME = dp.spec(NAME_mechanism, universe=dp.universe([0, 1], n=1, neighbours=dp.REPLACE_ONE),
+                   grid={eps: [1]}, claims=[dp.private(eps)], name="NAME")
+""")
+
+
+def test_a_module_imported_only_while_checking_is_recorded(catalogue: Path, site_dir: Path) -> None:
+    _install(site_dir, "lazylib", "0.1", "FACTOR = 1\n")
+    (catalogue / "second.py").write_text(LAZY_SPEC.replace("NAME", "second"))
+    assert _check()[0] == 0
+    _install(site_dir, "lazylib", "0.1", "FACTOR = 2\n")
+    code, output, _ = _check("--json")
+    statuses = {s["name"]: s["claims"][0]["status"] for s in json.loads(output)["specs"]}
+    assert code == 1 and statuses == {"first": "proved", "second": "refuted"}, output
+
+
+FALLBACK_SPEC = textwrap.dedent("""
+    from sympy import Rational
+    import dpverify as dp
+    try:
+        from fastpath import FACTOR  # absent at first: the fallback below is what the check reads
+    except ImportError:
+        FACTOR = 1
+
+    eps = dp.symbol("eps", positive=True)
+
+    def NAME_mechanism(data, eps):
+        return dp.randomized_response(data[0], eps * FACTOR)
+
+    NAME = dp.spec(NAME_mechanism, universe=dp.universe([0, 1], n=1, neighbours=dp.REPLACE_ONE),
+                   grid={eps: [1]}, claims=[dp.private(eps)], name="NAME")
+""")
+
+
+def test_an_import_that_failed_and_now_succeeds_recomputes(catalogue: Path, site_dir: Path) -> None:
+    """No file the check read changed, but an import it tried and fell back from now finds a module."""
+    (catalogue / "second.py").write_text(FALLBACK_SPEC.replace("NAME", "second"))
+    assert _check()[0] == 0
+    _install(site_dir, "fastpath", "1.0", "FACTOR = 2\n")
+    code, output, _ = _check("--json")
+    statuses = {s["name"]: s["claims"][0]["status"] for s in json.loads(output)["specs"]}
+    assert code == 1 and statuses == {"first": "proved", "second": "refuted"}, output
+
+
+def test_a_pinned_dependency_appearing_changes_the_key(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """gmpy2 changes mpmath's arithmetic when it is there: its absence is part of the key, and so is
+    the version of every pinned dependency; an unrelated distribution is not."""
+    monkeypatch.setattr(sys, "path", [str(tmp_path)] + sys.path)
+    before = Environment.of(Options())
+    (tmp_path / "unrelated-1.0.dist-info").mkdir()
+    assert Environment.of(Options()) == before
+    (tmp_path / "gmpy2-9.9.dist-info").mkdir()
+    assert Environment.of(Options()) != before
+
+
+def test_the_manifest_hashes_loaded_files_but_not_what_the_key_covers(tmp_path: Path,
+                                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    import importlib
+    import json as stdlib_module
+
+    import sympy
+    monkeypatch.setattr(sys, "path", [str(tmp_path)] + sys.path)
+    (tmp_path / "probe_module_for_cache.py").write_text("X = 1\n")
+    importlib.invalidate_caches()
+    try:
+        importlib.import_module("probe_module_for_cache")
+        roots = Environment.of(Options()).covered
+        files = loaded_files(roots)
+        assert str((tmp_path / "probe_module_for_cache.py").resolve()) in files
+        assert not {os.path.realpath(m.__file__) for m in (stdlib_module, sympy)} & files
+        assert not any(f.startswith(str(Path(__file__).resolve().parents[1] / "dpverify")) for f in files)
+        recorded = manifest(roots)
+        assert recorded is not None and still_valid(recorded)
+        (tmp_path / "probe_module_for_cache.py").write_text("X = 2\n")
+        assert still_valid(recorded)  # within one run a file is read once
+        forget()  # the next run
+        assert not still_valid(recorded)
+        (tmp_path / "probe_module_for_cache.py").write_text("X = 1\n")
+        forget()
+        assert still_valid(recorded)  # the content, not the file's dates
+        (tmp_path / "probe_module_for_cache.py").unlink()
+        forget()
+        assert not still_valid(recorded)
+    finally:
+        sys.modules.pop("probe_module_for_cache", None)
