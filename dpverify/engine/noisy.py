@@ -147,9 +147,15 @@ class Density:
         return total
 
     def symbolic_key(self) -> Any:
-        """A hashable key for exact (sympy) weights, whose factors carry no functions."""
+        """A hashable key for exact (sympy) weights, whose factors carry no functions.  A joint factor
+        (released values tied by comparisons) carries no law of its own, so its weight equals no other."""
+        if self._joint():
+            return ("joint", id(self))
         return tuple((c, tuple((f.noise, f.offset, f.interval, f.joint, f.mix) for f in factors))
                      for c, factors in self.terms)
+
+    def _joint(self) -> bool:
+        return any(f.joint for _, factors in self.terms for f in factors)
 
     def key(self, backend: Any) -> Any:
         return self._key(backend, backend.key)
@@ -163,6 +169,8 @@ class Density:
             return None
 
     def _key(self, backend: Any, key: Any) -> Any:
+        if self._joint():  # no one-dimensional law per value: the key would hold no centre (found by review)
+            raise _NotPinned
         return tuple((key(c), tuple((f.noise, f.offset, f.interval, f.joint, f.mix,
                                      _pw_key(f.function, key)) for f in factors))
                      for c, factors in self.terms)
@@ -269,6 +277,12 @@ class Noisy:
 
     def __dpverify_type_probe__(self) -> None:  # type(x) in a spec module (engine/contract.spec_type)
         _probe(self, "type (type(x))")
+
+    def __copy__(self) -> "Noisy":  # a copy of a value is the value (copy.copy, copy.deepcopy)
+        return self
+
+    def __deepcopy__(self, memo: Any) -> "Noisy":
+        return self
 
     def __format__(self, spec: str) -> str:
         _probe(self, "text (an f-string or format)")
@@ -422,6 +436,12 @@ class NoisyLinear:
 
     def __dpverify_type_probe__(self) -> None:
         _probe(self, "type (type(x))")
+
+    def __copy__(self) -> "NoisyLinear":
+        return self
+
+    def __deepcopy__(self, memo: Any) -> "NoisyLinear":
+        return self
 
     def __format__(self, spec: str) -> str:
         _probe(self, "text (an f-string or format)")
