@@ -136,6 +136,8 @@ def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> Any:
     pytest would import the spec as a test module, find no tests and pass."""
     outcome = yield
     if file_path.suffix != ".py" or not _is_spec(file_path, parent.session):
+        if _unchecked_spec(file_path, parent.session):
+            outcome.force_result([_UncheckedSpec.from_parent(parent, path=file_path)])
         return
     collected = list(outcome.get_result() or [])
     if not any(isinstance(c, SpecFile) for c in collected):
@@ -394,6 +396,56 @@ def _node_name(text: str) -> str:
 def _no_space(value: Any) -> str:
     """A parameter value for a node id: ``1/2 + sqrt(2)`` as ``1/2+sqrt(2)``."""
     return re.sub(r"\s", "", str(value))
+
+
+def _unchecked_spec(path: Path, session: pytest.Session) -> bool:
+    """A file outside spec directories that pytest's Python collector does not take (not named like a
+    test module) but that declares dpverify specs at module level: ``dpverify check`` on the folder
+    would check it, pytest would pass it over in silence (found by review: ``pytest myspecs`` exited 0
+    where ``dpverify check myspecs`` refuted a claim)."""
+    if path.suffix != ".py" or path.name == "conftest.py" or session.isinitpath(path):
+        return False
+    if _in_spec_dir(path, session.config) or _python_file(path, session.config):
+        return False
+    return _imports_dpverify(path) and _declares_specs(path)
+
+
+def _declares_specs(path: Path) -> bool:
+    """Whether a module-level statement calls ``dpverify.spec`` (by any name the file imports it as)."""
+    import ast
+    try:
+        tree = ast.parse(path.read_text(encoding="utf-8", errors="replace"))
+    except (SyntaxError, ValueError, OSError):
+        return False
+    modules, functions = set(), set()
+    for node in tree.body:
+        if isinstance(node, ast.Import):
+            modules |= {a.asname or a.name for a in node.names if a.name == "dpverify"}
+        elif isinstance(node, ast.ImportFrom) and node.module == "dpverify":
+            functions |= {a.asname or a.name for a in node.names if a.name == "spec"}
+    for node in tree.body:
+        if not isinstance(node, (ast.Assign, ast.AnnAssign, ast.Expr)) or node.value is None:
+            continue
+        for call in ast.walk(node.value):
+            if not isinstance(call, ast.Call):
+                continue
+            f = call.func
+            if isinstance(f, ast.Attribute) and f.attr == "spec" and isinstance(f.value, ast.Name) \
+                    and f.value.id in modules or isinstance(f, ast.Name) and f.id in functions:
+                return True
+    return False
+
+
+class _UncheckedSpec(pytest.File):
+    """A spec file that this pytest run would not check: a collection error naming it and the fix."""
+
+    def collect(self) -> Any:
+        folder = self.path.parent.name
+        raise self.CollectError(
+            f"{_shown(self.path, self.config)} declares dpverify specs, but its folder is not a spec folder "
+            f"(named {self.config.getoption('--dpverify-dir')!r}) and its name is not a test module's, so pytest "
+            f"would pass over it while `dpverify check {folder}` checks it.\n"
+            f"fix: run `pytest --dpverify-dir {folder}`, rename the folder, or name the file on the command line")
 
 
 class SpecFile(pytest.File):

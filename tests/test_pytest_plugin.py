@@ -47,7 +47,11 @@ def test_a_broken_spec_file_fails_with_its_location(pytester) -> None:
 
 def test_files_outside_spec_directories_are_collected_only_when_named(pytester) -> None:
     pytester.path.joinpath("rr.py").write_text(SPEC)
-    assert pytester.runpytest().ret == 5  # no tests collected from a directory that is not a spec directory
+    # a directory that is not a spec directory: its spec file is not checked, and the run says so
+    result = pytester.runpytest()
+    assert result.ret == pytest.ExitCode.INTERRUPTED, result.stdout.str()
+    result.stdout.fnmatch_lines(["*rr.py declares dpverify specs, but its folder is not a spec folder*",
+                                 "*fix: run `pytest --dpverify-dir*"])
     pytester.runpytest("rr.py").assert_outcomes(passed=2, failed=1)
 
 

@@ -255,7 +255,10 @@ def test_a_spec_file_named_on_the_command_line_is_collected_wherever_it_lives(py
     pytester.path.joinpath("claims", "rr.py").write_text(GOOD)
     pytester.runpytest("claims/rr.py").assert_outcomes(passed=2)
     pytester.runpytest("claims/rr.py::rr::private[eps=1]").assert_outcomes(passed=1)
-    assert pytester.runpytest("claims").ret == pytest.ExitCode.NO_TESTS_COLLECTED  # not a spec directory
+    # not a spec directory: the file is named as one pytest would pass over, never silently skipped
+    outside = pytester.runpytest("claims")
+    assert outside.ret == pytest.ExitCode.INTERRUPTED and "claims/rr.py declares dpverify specs" in outside.stdout.str()
+    pytester.runpytest("claims", "--dpverify-dir", "claims").assert_outcomes(passed=2)
 
 
 def test_a_spec_file_named_in_a_spec_directory_is_imported_once(pytester) -> None:
