@@ -212,6 +212,8 @@ def lattice_pld(p: Sequence[sympy.Expr], q: Sequence[sympy.Expr]) -> LatticePLD:
 
 
 def _multiply(a: dict, b: dict) -> dict:
+    if not a or not b:  # no finite loss on one side (all its mass leaks fully): no finite products
+        return {}
     if len(a) * len(b) > MAX_PRODUCTS:
         raise NotOnLattice(f"composing the distribution takes more than {MAX_PRODUCTS:,} products of terms")
     bits = max(abs(c) for c in a.values()).bit_length() + max(abs(c) for c in b.values()).bit_length()
