@@ -19,7 +19,7 @@ import dpverify as dp
 from dpverify.checks.theorems.sample_complexity import FailureProbability
 from dpverify.engine import counts as by_counts
 from dpverify.engine.counts import grouped, injective
-from dpverify.engine.multisets import MultisetSum, multisets, weighted
+from dpverify.engine.multisets import MultisetSum, OrderDependent, multisets, weighted
 
 eps = dp.symbol("eps", positive=True)
 XS, THRESHOLDS = (0, 1, 2, 3), (0, 1, 2, 3, 4)
@@ -232,10 +232,16 @@ def opaque_score(data, eps):
                                      opaque_score])
 def test_programs_not_of_the_counts_form_are_summed_per_multiset(program) -> None:
     for n in (2, 4):  # (at n = 1 the first record repeated is the whole sample)
-        new, old = summed(program), summed(program, counts=False)
+        # the order check off (an order log that says n was checked): the counts form alone is tested here
+        new, old = summed(program, order_log={n: "some"}), summed(program, counts=False, order_log={n: "some"})
         new.at(n)
         assert new.paths[n] == "multisets", (program.__name__, new.paths)
         assert (new.at(n).a, new.at(n).b) == (old.at(n).a, old.at(n).b)
+    if program in (reads_a_record, swallows, first_record_repeated):  # these read the sample in order
+        with pytest.raises(OrderDependent):
+            summed(program).at(4)
+    else:
+        summed(program).at(4)
 
 
 def test_the_form_is_refused_when_a_sealed_run_differs_from_real_ones() -> None:

@@ -347,3 +347,211 @@ def test_every_n_of_the_range_against_brute_force_over_sequences(case) -> None:
         assert result.status.value == "verified", result.message
         assert (result.coverage["from"], result.coverage["to"]) == (bound, up_to)
         assert result.coverage["label"] == (f"n = {bound}..{up_to}" if up_to > bound else f"n = {bound}")
+
+
+# ----- the order of the sample (review findings A and B) ---------------------------------------------------
+# The failure probability is summed over multisets, each read in one order: exact only when the learner's law
+# on a sequence depends on its multiset alone.  That is checked (every multiset read is run in other orderings
+# and the laws compared exactly); a learner whose laws differ is summed over sequences instead.
+
+from dpverify.engine import multisets as ms  # noqa: E402
+from dpverify.engine.backend import IntervalBackend  # noqa: E402
+
+COIN = {0: Fraction(1, 2), 1: Fraction(1, 2)}
+
+
+def one_is_bad(h):
+    return Fraction(1) if h == 1 else Fraction(0)
+
+
+def coin_spec(learner, beta, bound=3, up_to=6, population=COIN, error=one_is_bad, grid=None) -> dp.Spec:
+    return dp.spec(learner, name=learner.__name__, grid=grid or {},
+                   universe=dp.universe(list(population), n=1, neighbours=dp.REPLACE_ONE),
+                   claims=[dp.sample_complexity(population=population, error=error, alpha=Fraction(1, 2), beta=beta,
+                                                bound=bound, up_to=up_to)])
+
+
+def first_record(data):
+    return data[0]
+
+
+def test_a_learner_that_reads_its_first_record_is_refuted_over_sequences() -> None:
+    """Finding A: each multiset was read sorted, so data[0] was its smallest record: `verified [n = 3..6]` with
+    P = 0.125, where P[data[0] = 1] = 1/2 > 1/4 at every n."""
+    [result] = dp.check(coin_spec(first_record, Fraction(1, 4)), proofs=False)
+    assert result.status.value == "refuted", result.message
+    assert result.witness.x == 3 and Fraction(result.witness.p) == Fraction(1, 2)
+    assert "first_record depends on the order of its sample" in result.message
+    assert "exact over 8 sequences" in result.message and result.coverage is None
+
+
+def late_first_record(data):
+    """The smallest record up to n = 6 (order-free), the first one from n = 7 on."""
+    return data[0] if len(data) >= 7 else min(data)
+
+
+def test_an_order_dependence_that_shows_only_at_a_larger_n_is_found_there(monkeypatch) -> None:
+    """n = 3..6 are order-free and hold (P = 2^-n), n = 7 depends on the order (P = 1/2 > 1/4); every ordering
+    is run up to n = 4 here, three per multiset beyond, which find it."""
+    monkeypatch.setattr(ms, "EVERY_ORDERING_UP_TO", 16)
+    [result] = dp.check(coin_spec(late_first_record, Fraction(1, 4), up_to=9), proofs=False)
+    assert result.status.value == "refuted", result.message
+    assert result.witness.x == 7 and Fraction(result.witness.p) == Fraction(1, 2)
+    assert "n = 3..6 hold" in result.message and "(n = 7)" in result.message
+
+
+def test_at_the_default_budget_an_order_dependence_beyond_every_ordering_is_found() -> None:
+    """2^13 sequences > EVERY_ORDERING_UP_TO: n = 13 is checked on a few orderings per multiset, reversed first."""
+    assert 2 ** 12 <= ms.EVERY_ORDERING_UP_TO < 2 ** 13
+
+    def first_from_13(data):
+        return data[0] if len(data) >= 13 else min(data)
+    mutant = coin_spec(first_from_13, Fraction(1, 4), bound=12, up_to=13)
+    found = pytest.raises(ms.OrderDependent, sc.FailureProbability(mutant, mutant.claims[0], {}, Rational(1, 2), 30,
+                                                                   order_log={}).at, 13)
+    assert found.value.n == 13 and found.value.decided
+
+
+def iterating_majority(data):
+    """Order-free, but walks its sample record by record."""
+    ones = 0
+    for record in data:
+        ones += record
+    return 1 if 2 * ones > len(data) else 0
+
+
+def test_an_order_free_learner_that_iterates_its_sample_still_verifies() -> None:
+    """P[majority says 1] = P[Bin(n, 1/2) > n/2] <= 1/2; every ordering is run up to n = 12, three orderings per
+    multiset at n = 13, 14 (and the verdict says so)."""
+    [result] = dp.check(coin_spec(iterating_majority, Fraction(1, 2), up_to=14), proofs=False)
+    assert result.status.value == "verified", result.message
+    assert result.coverage["label"] == "n = 3..14"
+    assert ("assumed: the learner ignores the order of its sample (checked on every ordering for n <= 12, on 3 "
+            "orderings per multiset beyond") in result.message
+    [small] = dp.check(coin_spec(iterating_majority, Fraction(1, 2), up_to=8), proofs=False)
+    assert small.status.value == "verified", small.message
+    assert "ignores the order of its sample: shown, every ordering of every multiset was run" in small.message
+
+
+def chooses_a_record(data, eps):
+    """The exponential mechanism over the sample's records as they come (duplicates and all), scored by the
+    record plus data[0]: the candidates' order and the scores' shift depend on the order, the law does not."""
+    return dp.exponential(tuple(data), lambda c: Fraction(c) + data[0], eps, sensitivity=1)
+
+
+def test_laws_equal_under_reordered_candidates_and_shifted_scores_are_equal() -> None:
+    eps_ = dp.symbol("eps", positive=True)
+    three = {0: Fraction(1, 3), 1: Fraction(1, 3), 2: Fraction(1, 3)}
+    spec = coin_spec(chooses_a_record, Fraction(9, 10), bound=2, up_to=9, population=three,
+                     error=lambda h: Fraction(h, 2), grid={eps_: [1]})
+    [result] = dp.check(spec, proofs=False)
+    assert result.status.value == "verified", result.message
+    base = capture_law(chooses_a_record, (0, 1, 1, 2))
+    assert ms.fast_difference(*base, *capture_law(chooses_a_record, (1, 2, 0, 1))) is False
+    assert ms.fast_difference(*base, *capture_law(chooses_a_record, (0, 1, 2, 2))) not in (False, None)
+
+
+def capture_law(program, data):
+    from dpverify.engine.fastlaw import capture
+    return capture(lambda: program(ms.Sample(data), eps=Fraction(1)), IntervalBackend(30))
+
+
+def test_fast_difference_decides_equal_laws_written_differently() -> None:
+    """Duplicated candidates: {a, a, b, b} at exponents (0, 0, -1, -1) is the law of {a, b} at (0, -1)."""
+    def doubled(data, eps):
+        return dp.exponential(("a", "a", "b", "b") if data[0] else ("a", "b"), lambda c: 0 if c == "a" else -1, eps,
+                              sensitivity=Fraction(1, 2))
+    assert ms.fast_difference(*capture_law(doubled, (1,)), *capture_law(doubled, (0,))) is False
+
+
+def noisy_first(data):
+    """A coin whose bias is set by the first record: P[1] = 1/4 or 3/4 (the general reading; 1/2 over sequences)."""
+    return int(dp.bernoulli(Fraction(1, 4) + Fraction(data[0], 2)))
+
+
+def noisy_count(data):
+    """A coin whose bias is set by the sample's count of ones (order-free)."""
+    return int(dp.bernoulli(Fraction(1, 4) + Fraction(sum(data), 2 * len(data))))
+
+
+def test_the_general_reading_compares_orderings_exactly_too() -> None:
+    """Sorted, data[0] = 0 unless every record is 1: P = 1/4 + 2^-(n+1) <= 3/8 was shown; the truth is 1/2."""
+    [result] = dp.check(coin_spec(noisy_first, Fraction(3, 8), up_to=5), proofs=False)
+    assert result.status.value == "refuted", result.message
+    assert Fraction(result.witness.p) == Fraction(1, 2) and "depends on the order" in result.message
+    [fine] = dp.check(coin_spec(noisy_count, Fraction(5, 8), up_to=5), proofs=False)
+    assert fine.status.value == "verified", fine.message
+
+
+def test_sequences_beyond_the_work_limit_give_unknown_never_verified() -> None:
+    spec = coin_spec(first_record, Fraction(3, 4), bound=3, up_to=12)
+    [result] = dp.check(spec, proofs=False)
+    assert result.status.value == "verified"  # P = 1/2 <= 3/4 at every n, summed over all 2^3 + ... + 2^12
+    assert "exact over every sequence" in result.message
+    ws = Workspace(Options(max_work=1_000_000, proofs=False))  # 2,000 sequences in all
+    small = check_point(spec, spec.claims[0], {}, ws)
+    assert small.status.value == "unknown", small.message
+    assert "beyond the work limit" in small.message and "depends on the order of its sample" in small.message
+
+
+def signed_zero(data):
+    return -0.0 if sum(data) % 2 else 0.0
+
+
+def negative(h):
+    return 1 if math.copysign(1.0, h) < 0 else 0
+
+
+def not_a_number(data):
+    return float("nan") if sum(data) % 2 else 0.0
+
+
+def test_outputs_equal_but_distinguishable_are_told_apart_or_refused_at_the_learner() -> None:
+    """Finding B: the cache of error(output) > alpha was keyed by ==, so -0.0 took 0.0's error: verified with
+    P = 0 where the truth is 1/2.  The cache is keyed by type and text: P = 1/2 is found; the confirmation by
+    the general reading refuses such outputs (as every reading of a mechanism does), and a NaN is refused,
+    naming the learner's file and line."""
+    [held] = dp.check(coin_spec(signed_zero, Fraction(3, 4), error=negative), proofs=False)
+    assert held.status.value == "verified", held.message
+    assert all(Fraction(p) == Fraction(1, 2) for p in held.evidence.curve.values())
+    for learner in (signed_zero, not_a_number):
+        [result] = dp.check(coin_spec(learner, Fraction(1, 4), error=negative), proofs=False)
+        assert result.status.value == "error", result.message
+        first = learner.__code__.co_firstlineno
+        assert any(f"{__file__}:{line}:" in result.message for line in (first, first + 1)), result.message
+    assert "0.0 (float) and -0.0 (float)" in dp.check(coin_spec(signed_zero, Fraction(1, 4), error=negative),
+                                                      proofs=False)[0].message
+
+
+def test_the_error_cache_is_keyed_by_type_and_text() -> None:
+    spec = coin_spec(first_record, Fraction(1, 4), error=negative)
+    failure = sc.FailureProbability(spec, spec.claims[0], {}, Rational(1, 2), 30)
+    assert failure._is_bad(0.0) is False and failure._is_bad(-0.0) is True
+    kinds = coin_spec(first_record, Fraction(1, 4), error=lambda h: Fraction(type(h) is bool))
+    failure = sc.FailureProbability(kinds, kinds.claims[0], {}, Rational(1, 2), 30)
+    assert failure._is_bad(1) is False and failure._is_bad(True) is True
+    with pytest.raises(dp.SpecError, match="not equal to itself"):
+        failure._is_bad(float("nan"))
+
+
+def test_an_order_dependent_learner_cannot_take_the_counts_form() -> None:
+    """The counts form is traced on a sealed sample (no record can be read), but identity is left: this learner
+    doubles eps when its first and last records are the same object and the first two are not, which no sealed
+    sample and no sample in population order shows.  The form's probes in other orders refuse it."""
+    from dpverify.engine import counts as by_counts
+    points = {(x, int(x >= 2)): Fraction(1, 4) for x in (0, 1, 2, 3)}
+    wrong = dp.mean(lambda rec, t: int(int(rec[0] >= t) != rec[1]), domain=list(points))
+
+    def plain(data, eps):
+        return dp.exponential((0, 1, 2, 3, 4), (-wrong).on(data), eps, neighbours=dp.REPLACE_ONE)
+
+    def sneaky(data, eps):
+        wide = len(data) > 2 and data[0] is data[-1] and data[0] is not data[1]
+        return dp.exponential((0, 1, 2, 3, 4), (-wrong).on(data), eps * (2 if wide else 1), neighbours=dp.REPLACE_ONE)
+
+    def form(program):
+        return ms.MultisetSum(program, {"eps": Rational(1)}, tuple(points.items()), lambda t: t != 2, 30).form(5)
+    assert form(plain) is not None
+    assert form(sneaky) is None
+    records = tuple(points)
+    assert not by_counts._agrees(form(plain), sneaky, {"eps": Rational(1)}, records, IntervalBackend(30))

@@ -17,7 +17,8 @@ with exact integers M and D.  This module finds that form and sums with it:
   outside the score -- the candidates, eps, the sensitivity, the output of each branch -- is the
   same for every multiset of size n.  The score's record terms are then evaluated on the real
   records (exact rationals only), and the form is cross-checked against the ordinary fast
-  reading (:func:`.fastlaw.capture`) on real samples: the same exact scores, factor and outputs.
+  reading (:func:`.fastlaw.capture`) on real samples, each in several orders (in population order,
+  reversed, rotated, shuffled): the same exact scores, factor and outputs (the same types and text).
   Anything else returns None and the caller sums multiset by multiset as before.
 * :func:`grouped` sums the exact multinomial integer weights of the count vectors by the
   exponent vector they give (a dynamic programme over the records, keyed exactly), so the
@@ -34,6 +35,7 @@ with exact integers M and D.  This module finds that form and sums with it:
 from __future__ import annotations
 
 import math
+import random
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from fractions import Fraction
@@ -45,6 +47,8 @@ from mpmath.libmp import from_float, to_float
 
 from ..dsl.laws import Exponential
 from ..dsl.queries import BoundScore, Linear
+from ..errors import SpecError
+from .enumerate import _typed
 from .fastlaw import Unsupported, _factor, capture, rational, scaled
 from .run import ACTIVE
 
@@ -234,25 +238,40 @@ def _form(primitive: Exponential, layout: list, outputs: list, records: tuple, s
 def _agrees(form: CountsForm, program: Callable[..., Any], kwargs: Mapping[str, Any], records: tuple,
             backend: Any) -> bool:
     """The form against the ordinary fast reading of real samples: the same exact scores, factor and
-    output per candidate (a program that behaves differently on a sealed sample is caught here)."""
+    output per candidate (a program that behaves differently on a sealed sample is caught here), each
+    sample read in several orders (:func:`_orders`): the form is a function of the counts, so a program
+    whose law on some probe depends on the order of its sample differs from it there and is refused."""
     for counts in _probes(len(records), form.n):
-        data = Sample(r for r, c in zip(records, counts) for _ in range(c))
-        data.counts = dict(zip(records, counts))
-        try:
-            exponent, outputs = capture(lambda: program(data, **kwargs), backend)
-        except Exception:  # noqa: BLE001 (not of the fast form on a real sample: do not use the form)
-            return False
-        if exponent is None:
-            return False
-        factor, scores = exponent.values
+        ordered = [r for r, c in zip(records, counts) for _ in range(c)]
         expected = [sum((c * row[t] for c, row in zip(counts, form.values)), form.constant)
                     for t in range(len(form.bad))]
-        if factor != form.factor or list(scores) != expected:
-            return False
-        for output, indices in outputs:
-            if any(form.outputs[i] != output or type(form.outputs[i]) is not type(output) for i in indices):
+        for order in _orders(ordered, counts):
+            data = Sample(order)
+            data.counts = dict(zip(records, counts))
+            try:
+                exponent, outputs = capture(lambda: program(data, **kwargs), backend)
+            except Exception:  # noqa: BLE001 (not of the fast form on a real sample: do not use the form)
+                return False
+            if exponent is None:
+                return False
+            factor, scores = exponent.values
+            if factor != form.factor or list(scores) != expected:
+                return False
+            try:
+                for output, indices in outputs:
+                    if any(_typed(form.outputs[i]) != _typed(output) for i in indices):
+                        return False
+            except SpecError:  # a NaN output: the per-multiset reading refuses it properly
                 return False
     return True
+
+
+def _orders(ordered: list, counts: tuple) -> list[tuple]:
+    """A probe sample in population order, reversed, rotated by one and a seeded shuffle (distinct ones)."""
+    shuffled = list(ordered)
+    random.Random(f"dpverify-counts:{tuple(counts)}").shuffle(shuffled)
+    orders = [tuple(ordered), tuple(reversed(ordered)), tuple(ordered[1:] + ordered[:1]), tuple(shuffled)]
+    return list(dict.fromkeys(orders))
 
 
 def _probes(r: int, n: int) -> list[tuple]:

@@ -22,6 +22,14 @@ that n as witness, a value shown below beta lets the scan go on, anything else i
 
 Next to the range the check reports the smallest N from which the guarantee holds for every n up to
 the bound's, within the work limit, so the slack of a theorem is visible.
+
+The sum over multisets reads each multiset in one order; it is the failure probability only if the
+learner's law on a sequence depends on its multiset alone.  That is checked, not assumed: the engine
+runs every multiset it reads in other orderings too and compares the laws exactly (every ordering
+while n is small, a fixed set of orderings beyond: the verdict says which), and a learner whose
+laws differ -- or cannot be shown equal -- is summed over the r^n sequences of each n instead, within
+max_work / SEQUENCE_SHARE sequences: refuted at an n that fails, verified for the n summed, or
+``unknown`` when the sequences are beyond the work limit.
 """
 from __future__ import annotations
 
@@ -39,7 +47,8 @@ from ...dsl.params import Point, point_label, substitute
 from ...dsl.spec import Spec
 from ...engine.backend import IntervalBackend, exact_float, exact_sign
 from ...engine.decimals import decimal
-from ...engine.multisets import MultisetSum, multisets
+from ...engine.enumerate import _typed
+from ...engine.multisets import EVERY_ORDERING_UP_TO, ORDERINGS, MultisetSum, OrderDependent, multisets
 from ...engine.reading import keywords
 from ...engine.work import params
 from ...errors import EnumerationTooLarge, SpecError
@@ -60,6 +69,11 @@ count vector of the counts form one, and every n PER_N more (a 3-record populati
 
 PER_N = 100
 """The work units every further n costs besides its multisets (so that a tiny population stops too)."""
+
+
+SEQUENCE_SHARE = 500
+"""A learner that depends on the order of its sample is summed over sequences: at most max_work / SEQUENCE_SHARE
+sequences (runs) over every n checked (100,000 by default)."""
 
 
 CONFIRM_GENERAL_UP_TO = 20_000
@@ -101,7 +115,7 @@ class SampleComplexityCheck:
         n_bound = least_n(bound, dps)
         records = tuple(r for r, _ in claim.population)
         work = multisets(records, n_bound)
-        failure = FailureProbability(spec, claim, point, alpha, dps)
+        failure = FailureProbability(spec, claim, point, alpha, dps, order_log={})
         # a run per multiset costs about ten units of work; a count vector of the counts form, one
         if work > max_work or (work > max_work // 10 and failure.form(n_bound) is None):
             raise EnumerationTooLarge(
@@ -123,6 +137,17 @@ class SampleComplexityCheck:
                     f"{total:,} multisets of the {len(records)}-record population in all",
                     "give a smaller up_to, or leave it out (the work limit then sets how far n is checked), "
                     "or raise --max-work")
+        try:
+            return self._by_multisets(spec, claim, point, alpha, beta, bound, n_bound, up_to, records, failure,
+                                      dps, max_work)
+        except OrderDependent as found:
+            return self._by_sequences(spec, claim, point, alpha, beta, bound, n_bound, up_to, records, dps,
+                                      max_work, found)
+
+    def _by_multisets(self, spec: Spec, claim: SampleComplexity, point: Point, alpha: sympy.Expr,
+                      beta: sympy.Expr, bound: sympy.Expr, n_bound: int, up_to: Optional[int], records: tuple,
+                      failure: "FailureProbability", dps: int, max_work: int) -> PointResult:
+        """The claim decided by sums over multisets (see the module docstring); raises OrderDependent."""
         decide = _Decider(spec, claim, point, alpha, beta, dps, failure)
         ev = SampleComplexityEvidence(n_bound=n_bound, bound=str(bound), beta=decimal(beta))
         at_bound = decide.at(n_bound)
@@ -146,7 +171,8 @@ class SampleComplexityCheck:
                 confirm, independent = decide.confirm(n)
                 if confirm.a > decide.limit2.b:
                     ev.curve = {str(n): decimal(p) for n, p in sorted(failure.seen.items())}
-                    return self._refute(decide, confirm, independent, n, n_bound, result, records, bound)
+                    return self._refute(decide, confirm, independent, n, n_bound, result, records, bound,
+                                        order_note(failure, n, n))
                 if not confirm.b <= decide.limit2.a:
                     result.status = Status.UNKNOWN
                     result.message = (f"P[error > alpha] {_where(n, n_bound, bound)} cannot be separated from beta "
@@ -174,12 +200,76 @@ class SampleComplexityCheck:
                           f"decrease in n); the range ends at {why}.  P[error > {alpha}] <= beta = {decimal(beta)} "
                           f"at every n checked, largest {decimal(failure.seen[worst])} at n = {worst}; at the bound's "
                           f"n = {n_bound}, the least n the claim covers, P = {decimal(at_bound)}"
-                          f"{summed(failure, n_bound)}; {scan}")
+                          f"{summed(failure, n_bound)}; {scan}; {order_note(failure, min(smallest, n_bound), last)}")
+        return result
+
+    def _by_sequences(self, spec: Spec, claim: SampleComplexity, point: Point, alpha: sympy.Expr,
+                      beta: sympy.Expr, bound: sympy.Expr, n_bound: int, up_to: Optional[int], records: tuple,
+                      dps: int, max_work: int, found: OrderDependent) -> PointResult:
+        """The claim decided by sums over sequences, for a learner whose laws on two orderings of one
+        multiset differ (or could not be shown equal): every n from the bound's, to up_to or while the
+        sequences stay within max_work / SEQUENCE_SHARE; refuted at an n that fails, verified for the n
+        summed when they reach up_to (or, without up_to, at least the bound's n), else unknown."""
+        failure = FailureProbability(spec, claim, point, alpha, dps, sequences=True)
+        decide = _Decider(spec, claim, point, alpha, beta, dps, failure)
+        positive = failure.positive
+        ev = SampleComplexityEvidence(n_bound=n_bound, bound=str(bound), beta=decimal(beta))
+        result = PointResult(point_label(point), Status.UNKNOWN, "",
+                             method="exact failure probability over sequences (the learner depends on the order of "
+                                    "its sample), certified intervals", evidence=ev)
+        name = getattr(spec.mechanism, "__name__", "the learner")
+        if found.decided:
+            why = f"{name} depends on the order of its sample: {found.describe()}"
+        else:
+            why = f"{name} could not be shown to ignore the order of its sample: {found.describe()}"
+        how = f"so the failure probability is summed over the {positive}^n sequences of each n, not over multisets"
+        budget, spent, last = max_work // SEQUENCE_SHARE, 0, n_bound - 1
+        for n in itertools.count(n_bound):
+            if up_to is not None and n > up_to:
+                break
+            if spent + positive ** n > budget:
+                break
+            spent += positive ** n
+            value = decide.at(n)
+            if not decide.holds(value):
+                confirm, independent = decide.confirm(n)
+                if confirm.a > decide.limit2.b:
+                    ev.curve = {str(k): decimal(p) for k, p in sorted(failure.seen.items())}
+                    return self._refute(decide, confirm, independent, n, n_bound, result, records, bound,
+                                        f"{why}; {how}")
+                if not confirm.b <= decide.limit2.a:
+                    result.message = (f"{why}; {how}: P[error > alpha] {_where(n, n_bound, bound)} cannot be "
+                                      f"separated from beta at {2 * dps} digits")
+                    return result
+                failure.seen[n] = confirm
+            last = n
+        ev.curve = {str(k): decimal(p) for k, p in sorted(failure.seen.items())}
+        if last < n_bound or (up_to is not None and last < up_to):
+            held = f"; P[error > {alpha}] <= beta at {_span(n_bound, last)}" if last >= n_bound else ""
+            result.message = (f"{why}; {how}, and the {positive ** (last + 1):,} sequences at n = {last + 1} are "
+                              f"beyond the work limit (max_work / {SEQUENCE_SHARE} = {budget:,} sequences in all)"
+                              f"{held}.  Raise --max-work, or make the learner ignore the order of its sample (for "
+                              f"example, sort it first)")
+            return result
+        ev.checked_up_to = last
+        ev.range_end = "up_to" if up_to is not None else "work limit"
+        ev.verified_n = list(range(n_bound, last + 1))
+        ev.failure_at_bound = decimal(failure.seen[n_bound])
+        checked = _span(n_bound, last)
+        note = f"checked for {checked}; not shown beyond"
+        result.status = Status.VERIFIED
+        result.coverage = {"scope": "n range", "from": n_bound, "to": last, "label": checked,
+                           "note": f"{note} (the claim states every n >= {bound})"}
+        worst = max(range(n_bound, last + 1), key=lambda k: failure.seen[k].b)
+        result.message = (f"{note}, where the claim states every n >= {bound}; {why}; {how} (exact over every "
+                          f"sequence).  P[error > {alpha}] <= beta = {decimal(beta)} at every n checked, largest "
+                          f"{decimal(failure.seen[worst])} at n = {worst}; at the bound's n = {n_bound}, P = "
+                          f"{decimal(failure.seen[n_bound])}; the smallest n was not scanned")
         return result
 
     @staticmethod
     def _refute(decide: "_Decider", confirm: Any, independent: bool, n: int, n_bound: int, result: PointResult,
-                records: tuple, bound: sympy.Expr) -> PointResult:
+                records: tuple, bound: sympy.Expr, order: str) -> PointResult:
         """Refuted at n, from the failure ``confirm`` re-computed at twice the digits (see
         :meth:`_Decider.confirm`), with the witness n; unknown when that number cannot be printed."""
         shown = number(confirm)
@@ -191,9 +281,12 @@ class SampleComplexityCheck:
         result.evidence.failing_n = n  # type: ignore[attr-defined]
         result.status = Status.REFUTED
         result.witness = Witness(n, None, f"error > {decide.alpha}", shown, decimal(decide.beta))
-        how = "by the general reading of every multiset" if independent else "by the fast reading"
+        sequences = decide.failure.sequences
+        unit = "sequence" if sequences else "multiset"
+        how = f"by the general reading of every {unit}" if independent else "by the fast reading"
+        terms = decide.failure.positive ** n if sequences else multisets(records, n)
         result.message = (f"{where}, P[error > {decide.alpha}] = {shown} > beta = {decimal(decide.beta)} (exact over "
-                          f"{multisets(records, n):,} multisets, confirmed at {2 * decide.dps} digits {how})")
+                          f"{terms:,} {unit}s, confirmed at {2 * decide.dps} digits {how}); {order}")
         return result
 
     @staticmethod
@@ -237,7 +330,7 @@ class _Decider:
             # the float64 enclosure (about 14 digits) cannot separate it from beta: the precise reading
             if self._precise is None:
                 self._precise = FailureProbability(self.spec, self.claim, self.point, self.alpha, self.dps,
-                                                   counts=False)
+                                                   counts=False, order_log=self.failure.order_log)
             value = self.failure.seen[n] = self._precise.at(n)
         return value
 
@@ -246,13 +339,46 @@ class _Decider:
         general interval reading of every multiset when there are at most CONFIRM_GENERAL_UP_TO of them
         (independent of the fast reading; ``independent`` True), else by the fast reading (never by the
         counts form)."""
-        independent = multisets(self.failure.records, n) <= CONFIRM_GENERAL_UP_TO
+        failure = self.failure
+        terms = failure.positive ** n if failure.sequences else multisets(failure.records, n)
+        independent = terms <= CONFIRM_GENERAL_UP_TO
         return FailureProbability(self.spec, self.claim, self.point, self.alpha, 2 * self.dps, fast=not independent,
-                                  counts=False).at(n), independent
+                                  counts=False, sequences=failure.sequences, order_log=failure.order_log).at(n), \
+            independent
 
     def holds(self, value: Any) -> bool:
         """P <= beta, certified (the enclosure's upper end at most beta's lower end)."""
         return bool(value.b <= self.limit.a)
+
+
+def order_note(failure: MultisetSum, first: int, last: int) -> str:
+    """What the sums over multisets of n = first..last assumed of the order of the sample, and how it was
+    checked (see :meth:`~dpverify.engine.multisets.MultisetSum._check_orders`)."""
+    log = failure.order_log
+    every = [n for n in range(first, last + 1) if log.get(n) == "every"]
+    counted = [n for n in range(first, last + 1) if log.get(n) == "counts"]
+    some = [n for n in range(first, last + 1) if log.get(n) == "some"]
+    if not some and not counted:
+        return "the learner ignores the order of its sample: shown, every ordering of every multiset was run"
+    k = 0
+    while failure.positive ** (k + 1) <= EVERY_ORDERING_UP_TO:
+        k += 1
+    parts = []
+    if some:
+        every_part = f"checked on every ordering for n <= {k}, " if k >= 1 else ""
+        parts.append(f"{every_part}on {ORDERINGS} orderings per multiset beyond (reversed, rotated by one, seeded "
+                     f"shuffles; every ordering of a multiset with at most {ORDERINGS + 1})")
+    if counted:
+        parts.append(f"at {_list(counted)} summed by its counts form, a function of the counts cross-checked with "
+                     f"runs in several orders")
+    return f"assumed: the learner ignores the order of its sample ({'; '.join(parts)})"
+
+
+def _list(ns: list[int]) -> str:
+    """"n = 3..40" for a run of consecutive n, else "n = 3, 5, 9"."""
+    if ns == list(range(ns[0], ns[-1] + 1)):
+        return _span(ns[0], ns[-1])
+    return "n = " + ", ".join(map(str, ns))
 
 
 def _where(n: int, n_bound: int, bound: sympy.Expr) -> str:
@@ -309,16 +435,25 @@ class FailureProbability(MultisetSum):
     (``fast``, ``workers``, ``counts`` as there), with "error > alpha" decided here, exactly."""
 
     def __init__(self, spec: Spec, claim: SampleComplexity, point: Point, alpha: sympy.Expr, dps: int,
-                 fast: bool = True, workers: int = 1, counts: bool = True) -> None:
+                 fast: bool = True, workers: int = 1, counts: bool = True, sequences: bool = False,
+                 order_log: Optional[dict] = None) -> None:
         self.claim, self.alpha = claim, alpha
         self._alpha = Fraction(int(alpha.p), int(alpha.q)) if isinstance(alpha, sympy.Rational) else None
         self._bad: dict = {}
         super().__init__(spec.mechanism, params(point), tuple(claim.population), self._is_bad, dps, fast, workers,
-                         counts)
+                         counts, sequences, order_log)
 
     def _is_bad(self, output: Any) -> bool:
-        """error(output) > alpha, decided exactly (a tie is not bad; a float must be exact)."""
-        if output not in self._bad:
+        """error(output) > alpha, decided exactly (a tie is not bad; a float must be exact).  Outputs are
+        cached by :func:`~dpverify.engine.enumerate._typed` (equal, of the same types and the same text), so
+        outputs equal under Python's == that an observer -- or ``error`` -- can tell apart (0.0 and -0.0,
+        1 and True) are never merged; a NaN output is refused at the learner."""
+        try:
+            key = _typed(output)
+        except SpecError as err:
+            code = getattr(self.program, "__code__", None)
+            raise err.located(code.co_filename, code.co_firstlineno) if code else err from None
+        if key not in self._bad:
             error = self.claim.error(output, **keywords(self.claim.error, self.values, skip=1))
             if isinstance(error, float):
                 error = exact_float(error)
@@ -328,8 +463,8 @@ class FailureProbability(MultisetSum):
             if sign is None:
                 raise SpecError(f"sample_complexity: cannot decide whether the error {error} of output {output!r} "
                                 f"exceeds alpha = {self.alpha}", "return the error as an exact rational")
-            self._bad[output] = sign > 0
-        return self._bad[output]
+            self._bad[key] = sign > 0
+        return self._bad[key]
 
 
 def _rational_sign(error: Any, alpha: Optional[Fraction]) -> Optional[int]:
