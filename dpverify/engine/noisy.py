@@ -206,7 +206,46 @@ class State(Protocol):
         enumeration."""
 
 
-class Noisy:
+class _Handle:
+    """What spec code may not read of a noisy value (or a sum of them): dpverify holds a handle, not a
+    sample, so its text, type, attributes and conversions would describe another program.  Each is
+    refused at the spec's line (:func:`_probe`); dpverify's own code reads them freely."""
+
+    __slots__ = ()
+    __dpverify_handle__ = True  # id() in a spec module is refused (engine/contract.py)
+
+    def __dpverify_type_probe__(self) -> None:  # type(x) in a spec module (engine/contract.spec_type)
+        _probe(self, "type (type(x))")
+
+    def __copy__(self) -> Any:  # a copy of a value is the value (copy.copy, copy.deepcopy)
+        return self
+
+    def __deepcopy__(self, memo: Any) -> Any:
+        return self
+
+    def __format__(self, spec: str) -> str:
+        _probe(self, "text (an f-string or format)")
+        return repr(self)
+
+    @property  # type: ignore[misc]
+    def __class__(self) -> type:
+        """isinstance(x, float) from spec code would tell the handle from a sample: refused."""
+        _probe(self, "type (isinstance, __class__)")
+        return type(self)
+
+    def __getattr__(self, name: str) -> Any:
+        if not (name.startswith("__") and name.endswith("__")):
+            _probe(self, f"attribute .{name}")
+        raise AttributeError(name)  # a protocol probe (numpy's __array_*__, copy's __deepcopy__)
+
+    def _no_conversion(self, *_: Any) -> Any:
+        _probe(self, "conversion (bytes, complex, an index)")
+        raise AssertionError("unreachable")
+
+    __bytes__ = __complex__ = __index__ = __trunc__ = _no_conversion
+
+
+class Noisy(_Handle):
     """x + offset for the noise variable x of index ``var`` in the current run."""
 
     __slots__ = ("state", "var", "offset")
@@ -272,38 +311,7 @@ class Noisy:
         noise = self.state.variables[self.var]
         return f"noisy({noise.describe()}{f' + {self.offset}' if self.offset else ''})"
 
-    __dpverify_handle__ = True  # id() from spec code is refused (engine/contract.py)
     __str__ = __repr__
-
-    def __dpverify_type_probe__(self) -> None:  # type(x) in a spec module (engine/contract.spec_type)
-        _probe(self, "type (type(x))")
-
-    def __copy__(self) -> "Noisy":  # a copy of a value is the value (copy.copy, copy.deepcopy)
-        return self
-
-    def __deepcopy__(self, memo: Any) -> "Noisy":
-        return self
-
-    def __format__(self, spec: str) -> str:
-        _probe(self, "text (an f-string or format)")
-        return repr(self)
-
-    @property  # type: ignore[misc]
-    def __class__(self) -> type:
-        """isinstance(x, float) from spec code would tell the handle from a sample: refused."""
-        _probe(self, "type (isinstance, __class__)")
-        return Noisy
-
-    def __getattr__(self, name: str) -> Any:
-        if not (name.startswith("__") and name.endswith("__")):
-            _probe(self, f"attribute .{name}")
-        raise AttributeError(name)  # a protocol probe (numpy's __array_*__, copy's __deepcopy__)
-
-    def _no_bytes(self, *_: Any) -> Any:
-        _probe(self, "conversion (bytes, complex, an index)")
-        raise AssertionError("unreachable")
-
-    __bytes__ = __complex__ = __index__ = __trunc__ = _no_bytes
 
 
 def _single(value: Any) -> Any:
@@ -356,7 +364,7 @@ def _stdlib(filename: str) -> bool:
     return known
 
 
-class NoisyLinear:
+class NoisyLinear(_Handle):
     """sum_k c_k x_k + offset over noise variables x_k: a sum of noisy values (a running sum, a prefix
     sum).  It may be shifted, added to and released, not compared: its density is exact when the
     released sums are an invertible linear map of uncompared Laplace values."""
@@ -431,28 +439,4 @@ class NoisyLinear:
         terms = " + ".join(f"{c}*x{v}" for v, c in sorted(self.coefficients.items()))
         return f"noisy({terms}{f' + {self.offset}' if self.offset else ''})"
 
-    __dpverify_handle__ = True
     __str__ = __repr__
-
-    def __dpverify_type_probe__(self) -> None:
-        _probe(self, "type (type(x))")
-
-    def __copy__(self) -> "NoisyLinear":
-        return self
-
-    def __deepcopy__(self, memo: Any) -> "NoisyLinear":
-        return self
-
-    def __format__(self, spec: str) -> str:
-        _probe(self, "text (an f-string or format)")
-        return repr(self)
-
-    @property  # type: ignore[misc]
-    def __class__(self) -> type:
-        _probe(self, "type (isinstance, __class__)")
-        return NoisyLinear
-
-    def __getattr__(self, name: str) -> Any:
-        if not (name.startswith("__") and name.endswith("__")):
-            _probe(self, f"attribute .{name}")
-        raise AttributeError(name)
