@@ -1,7 +1,8 @@
 """Differential fuzzing of continuous noise inside programs: dpverify against tests/reference/continuous.py.
 
-Hypothesis generates programs as data (tests/reference/continuous.py: Laplace and exponential draws on
-query answers, shifted noisy values compared with each other, with constants and with themselves,
+The generator makes programs as data (tests/reference/continuous.py: Laplace and exponential draws on
+query answers, shifted noisy values compared with each other, with constants (x > c, c < x, x - 1 >= c,
+<=/>=) and with themselves,
 argmax/argmin loops with and without skipping self, sparse vector loops, probes of a noisy value by
 ``str``/``hash``/``id``/``type``/``isinstance``/``repr``/f-strings, discrete outputs and leaks), tiny
 universes (answer vectors in {0, 1}^m under linf/l1, datasets of 1-3 records from {0, 1} under
@@ -17,12 +18,22 @@ when the reference decides it with margin.  No ``proved``/``verified`` may be fa
 true; ``error`` and ``unknown`` are allowed (a refused probe is correct) and counted.  Set
 DPVERIFY_FUZZ_STATS=FILE for the distribution.
 
-Default: a fixed-seed sample (derandomized); ``pytest -m fuzz_long`` runs many more.
+Every case also gets a sweep: tight true bounds (1e-9 relative, 1e-11 absolute) on P(output == o) on single
+datasets (``output == o and tuple(data) == d`` at_most, ``output == o or tuple(data) != d`` at_least), on each
+side of the reference's value, so that any change of a law beyond the margin refutes a true claim.
+
+Default: ``default_cases()``, 60 cases from fixed seeds (a seeded ``random.Random`` drives the same generator
+that hypothesis drives in the long run: hypothesis's first examples are minimal extensions of one another,
+and 120 of its draws held 83 distinct programs, many near-duplicates).  The same cases are replayed against
+deliberately broken engines by tests/test_fuzz_continuous_mutants.py, each of which must be caught.
+``pytest -m fuzz_long`` runs many more (hypothesis, and 1500 further seeds).
 """
 from __future__ import annotations
 
+import functools
 import json
 import os
+import random
 import re
 import tempfile
 import time
@@ -67,6 +78,7 @@ class Claim:
     value: Any = None  # private: the coefficient r of r*eps (Fraction); prob: the bound (Fraction)
     output: Any = None  # prob: the event is output == this
     label: str = ""
+    dataset: Optional[tuple] = None  # prob: on this dataset alone (None: on every dataset)
 
     def render(self, i: int) -> str:
         if self.kind == "private":
@@ -76,8 +88,12 @@ class Claim:
             return f"dp.same_distribution(other, id='c{i}')"
         word = "at_most" if self.kind == "prob_at_most" else "at_least"
         b = F(self.value)
-        return (f"dp.probability(lambda data, output: output == {self.output!r}, "
-                f"{word}=Rational({b.numerator}, {b.denominator}), id='c{i}')")
+        event = f"output == {self.output!r}"
+        if self.dataset is not None:  # elsewhere the event is impossible (at_most) or certain (at_least)
+            event = (f"{event} and tuple(data) == {self.dataset!r}" if self.kind == "prob_at_most" else
+                     f"{event} or tuple(data) != {self.dataset!r}")
+        bound = f"Rational({b.numerator}, {b.denominator})"
+        return f"dp.probability(lambda data, output: {event}, {word}={bound}, id='c{i}')"
 
 
 @dataclass
@@ -138,9 +154,10 @@ class Reference:
             outs |= set(C._outputs(law))
         return sorted(outs, key=repr)
 
-    def prob_band(self, o: Any, eps: F, worst: str) -> tuple:
-        """Band of max (worst="max") or min over datasets of P(output == o)."""
-        bands = [law.interval(o) for law in self.laws(self.case.prog, eps).values()]
+    def prob_band(self, o: Any, eps: F, worst: str, dataset: Optional[tuple] = None) -> tuple:
+        """Band of max (worst="max") or min over datasets (or on ``dataset``) of P(output == o)."""
+        laws = self.laws(self.case.prog, eps)
+        bands = [law.interval(o) for d, law in laws.items() if dataset is None or d == dataset]
         pick = max if worst == "max" else min
         return pick(b[0] for b in bands), pick(b[1] for b in bands)
 
@@ -157,7 +174,7 @@ class Reference:
                 return False
             return None
         if claim.kind in ("prob_at_most", "prob_at_least"):
-            lo, hi = self.prob_band(claim.output, eps, "max" if claim.kind == "prob_at_most" else "min")
+            lo, hi = self.prob_band(claim.output, eps, "max" if claim.kind == "prob_at_most" else "min", claim.dataset)
             b = C._mp(F(claim.value))
             exact_point = lo == hi  # a structural 0 or 1
             m = mpmath.mpf(0) if exact_point else margin
@@ -191,80 +208,104 @@ class Reference:
 # generation
 # ---------------------------------------------------------------------------------------------
 
+class Chooser:
+    """The generator's choices: drawn by hypothesis (``draw``: the long run) or by a seeded ``random.Random``
+    (``rng``: the default run, whose cases differ from each other, while hypothesis's first examples
+    are minimal extensions of one another)."""
+
+    def __init__(self, draw: Any = None, rng: Optional[random.Random] = None) -> None:
+        self.draw, self.rng = draw, rng
+
+    def one(self, options: Any) -> Any:
+        options = list(options)
+        return self.draw(st.sampled_from(options)) if self.draw else self.rng.choice(options)
+
+    def int(self, lo: int, hi: int) -> int:
+        return self.draw(st.integers(lo, hi)) if self.draw else self.rng.randint(lo, hi)
+
+    def bool(self) -> bool:
+        return self.draw(st.booleans()) if self.draw else self.rng.random() < 0.5
+
+
 EPS = [F(1, 2), F(1), F(2)]
 SCALES = [F(1), F(2), F(1, 2), F(4)]
 SHIFTS = [F(0), F(0), F(1), F(-1), F(1, 2)]
+CMP = ["<", "<=", ">", ">="]
+CONST_PATHS = [(), (), (F(-1),), (F(-1, 2),), (F(1, 2),), (F(1),), (F(2), F(-1)), (F(-3, 2),)]  # x - 1, x + 1/2, ...
+CONSTS = [F(0), F(0), F(1), F(-1), F(1, 2), F(3, 2), F(2), F(-1, 2)]
 
 
-@st.composite
-def universes(draw: Any, m: int) -> C.Universe:
-    if draw(st.booleans()):
-        return C.Universe("answers", m=m, relation=draw(st.sampled_from(["linf", "linf", "l1"])))
-    sizes = draw(st.sampled_from([(1,), (2,), (1, 2), (3,)]))
+def make_universe(ch: Chooser, m: int) -> C.Universe:
+    if ch.bool():
+        return C.Universe("answers", m=m, relation=ch.one(["linf", "linf", "l1"]))
+    sizes = ch.one([(1,), (2,), (1, 2), (3,)])
     relation = "addremove" if len(sizes) > 1 else "replace"
-    queries = tuple(draw(st.sampled_from(sorted(C.QUERIES))) for _ in range(m))
+    queries = tuple(ch.one(sorted(C.QUERIES)) for _ in range(m))
     return C.Universe("data", sizes=sizes, relation=relation, queries=queries)
 
 
-@st.composite
-def a_draw(draw: Any, slots: int, kind: Optional[str] = None) -> C.Draw:
-    slot = draw(st.sampled_from(list(range(slots)) + [None])) if slots else None
-    return C.Draw(kind or draw(st.sampled_from(["laplace", "laplace", "exponential"])), slot,
-                  draw(st.sampled_from(SHIFTS)), draw(st.sampled_from(SCALES)))
+def make_draw(ch: Chooser, slots: int, kind: Optional[str] = None) -> C.Draw:
+    slot = ch.one(list(range(slots)) + [None]) if slots else None
+    return C.Draw(kind or ch.one(["laplace", "exponential"]), slot, ch.one(SHIFTS), ch.one(SCALES))
 
 
-@st.composite
-def terms(draw: Any, k: int, consts: bool = True) -> Any:
-    if consts and draw(st.integers(0, 3)) == 0:
-        return C.Const(draw(st.sampled_from([F(0), F(1), F(-1), F(1, 2), F(3, 2)])))
-    path = draw(st.sampled_from([(), (), (), (F(1), F(-1)), (F(0),), (F(1, 2),), (F(-1),), (F(2), F(-1))]))
-    return C.Var(draw(st.integers(0, k - 1)), path)
+def make_term(ch: Chooser, k: int, consts: bool = True) -> Any:
+    if consts and ch.int(0, 3) == 0:
+        return C.Const(ch.one([F(0), F(1), F(-1), F(1, 2), F(3, 2)]))
+    path = ch.one([(), (), (), (F(1), F(-1)), (F(0),), (F(1, 2),), (F(-1),), (F(2), F(-1))])
+    return C.Var(ch.int(0, k - 1), path)
 
 
-@st.composite
-def conds(draw: Any, k: int, probes: bool) -> Any:
-    r = draw(st.integers(0, 9))
+def make_cond(ch: Chooser, k: int, probes: bool) -> Any:
+    r = ch.int(0, 15)
+    if r >= 11 or (r >= 8 and k == 1):
+        # one noisy value, shifted or not (x - 1, x + 1/2), against a constant, on either side (swap: c < x)
+        left = C.Var(ch.int(0, k - 1), ch.one(CONST_PATHS))
+        return C.Cmp(left, ch.one(CMP), C.Const(ch.one(CONSTS)), ch.bool())
+    if r >= 8:  # two noisy values, shifted on both sides
+        a = ch.int(0, k - 1)
+        b = ch.one([v for v in range(k) if v != a])
+        return C.Cmp(C.Var(a, ch.one(CONST_PATHS[2:])), ch.one(CMP), C.Var(b, ch.one(CONST_PATHS)), ch.bool())
     if probes and r == 0:
-        return C.Probe(draw(st.sampled_from(sorted(C.PROBES))), draw(st.integers(0, k - 1)))
-    if r == 1:  # a value against itself, possibly shifted
-        v = draw(st.integers(0, k - 1))
-        p1 = draw(st.sampled_from([(), (F(1), F(-1)), (F(0),), (F(1),), (F(-1, 2),)]))
-        p2 = draw(st.sampled_from([(), (F(2), F(-2)), (F(1),)]))
-        return C.Cmp(C.Var(v, p1), draw(st.sampled_from(sorted(C.OPS))), C.Var(v, p2), draw(st.booleans()))
+        return C.Probe(ch.one(sorted(C.PROBES)), ch.int(0, k - 1))
+    if r in (1, 4):  # a value against itself, possibly shifted
+        v = ch.int(0, k - 1)
+        p1 = ch.one([(), (F(1), F(-1)), (F(0),), (F(1),), (F(-1, 2),)])
+        p2 = ch.one([(), (F(2), F(-2)), (F(1),)])
+        return C.Cmp(C.Var(v, p1), ch.one(sorted(C.OPS)), C.Var(v, p2), ch.bool())
     if r == 2:
-        return C.Not(draw(conds(k, probes)))
+        return C.Not(make_cond(ch, k, probes))
     if r == 3:
-        return C.And(draw(conds(k, probes)), draw(conds(k, probes)), draw(st.sampled_from(["and", "or"])))
-    left = draw(terms(k, consts=False))
-    ops = ["<", "<=", ">", ">="] + (["==", "!="] if draw(st.integers(0, 4)) == 0 else [])
-    return C.Cmp(left, draw(st.sampled_from(ops)), draw(terms(k)), draw(st.booleans()))
+        return C.And(make_cond(ch, k, probes), make_cond(ch, k, probes), ch.one(["and", "or"]))
+    left = make_term(ch, k, consts=False)
+    ops = CMP + (["==", "!="] if ch.int(0, 4) == 0 else [])
+    return C.Cmp(left, ch.one(ops), make_term(ch, k), ch.bool())
 
 
-@st.composite
-def programs(draw: Any, slots: int, probes: bool) -> tuple:
+def make_program(ch: Chooser, slots: int, probes: bool) -> tuple:
     """(program, shapes)."""
-    shape = draw(st.sampled_from(["straight", "straight", "argmax", "argmax", "svt"]))
+    shape = ch.one(["straight", "straight", "straight", "argmax", "argmax", "svt"])
     if shape == "argmax":
-        variant = draw(st.sampled_from(sorted(C.ARGMAX_VARIANTS)))
-        kind = draw(st.sampled_from(["laplace", "exponential"]))
-        m = draw(st.integers(2, 3))
-        scale = draw(st.sampled_from(SCALES))
+        variant = ch.one(sorted(C.ARGMAX_VARIANTS))
+        kind = ch.one(["laplace", "exponential"])
+        m = ch.int(2, 3)
+        scale = ch.one(SCALES)
         ds = tuple(C.Draw(kind, i % slots, F(0), scale) for i in range(m))
         return C.ArgMax(ds, variant), (f"argmax:{variant}", kind, f"m={m}")
     if shape == "svt":
-        m = draw(st.integers(1, 2))
-        t = C.Draw("laplace", None, draw(st.sampled_from([F(1, 2), F(1), F(0)])), draw(st.sampled_from(SCALES)))
-        qs = tuple(C.Draw("laplace", i % slots, F(0), draw(st.sampled_from(SCALES))) for i in range(m))
-        variant = draw(st.sampled_from(C.SVT_VARIANTS))
-        return C.SVT((t,) + qs, draw(st.integers(1, 2)), variant), (f"svt:{variant}", f"m={m}")
-    k = draw(st.integers(1, 3))
-    ds = tuple(draw(a_draw(slots)) for _ in range(k))
-    n = draw(st.integers(1, 3))
-    tuple_out = draw(st.integers(0, 3)) == 0
+        m = ch.int(1, 2)
+        t = C.Draw("laplace", None, ch.one([F(1, 2), F(1), F(0)]), ch.one(SCALES))
+        qs = tuple(C.Draw("laplace", i % slots, F(0), ch.one(SCALES)) for i in range(m))
+        variant = ch.one(C.SVT_VARIANTS)
+        return C.SVT((t,) + qs, ch.int(1, 2), variant), (f"svt:{variant}", f"m={m}")
+    k = ch.one([1, 2, 2, 2, 3])  # at most two: the quadrature's exact laws (three: Monte Carlo bands)
+    ds = tuple(make_draw(ch, slots) for _ in range(k))
+    n = ch.int(1, 3)
+    tuple_out = ch.int(0, 3) == 0
     branches = []
     for i in range(n):
-        c = draw(conds(k, probes))
-        out = ("leak", draw(st.integers(0, slots - 1))) if draw(st.integers(0, 4)) == 0 else i + 1
+        c = make_cond(ch, k, probes)
+        out = ("leak", ch.int(0, slots - 1)) if ch.int(0, 4) == 0 else i + 1
         branches.append((c, out))
     prog = C.Straight(ds, tuple(branches), 0, tuple_out)
     kinds = {type(c).__name__ for c, _ in branches}
@@ -300,37 +341,39 @@ def perturbed(prog: Any) -> Any:
 
 
 def _near(x: Any, rel: str) -> F:
-    """A rational near the real x: just above/below (1e-9 relative) or 10% away."""
+    """A rational near the real x: just above/below (1e-9 relative) or 10% away; "tight above"/"tight below":
+    1e-9 relative and 1e-11 absolute (a margin the quadrature's verdicts can take, 1e-12)."""
     q = F(Decimal(mpmath.nstr(x, 25, strip_zeros=False)))
+    if rel.startswith("tight"):
+        return q + (1 if rel == "tight above" else -1) * (abs(q) / 10**9 + F(1, 10**11))
     bump = {"just above": F(1, 10**9), "just below": F(-1, 10**9), "above": F(1, 10), "below": F(-1, 10)}[rel]
     return q + abs(q) * bump + (bump / 1000 if q == 0 else 0)
 
 
-@st.composite
-def claims_for(draw: Any, ref: Reference) -> list:
+def make_claims(ch: Chooser, ref: Reference) -> list:
     case = ref.case
     eps = case.eps
     out: list = []
-    for _ in range(draw(st.integers(1, 3))):
-        kind = draw(st.sampled_from(["private", "private", "private_fixed", "prob", "prob"]))
+    for _ in range(ch.int(1, 3)):
+        kind = ch.one(["private", "private", "private_fixed", "prob", "prob"])
         if kind == "private_fixed":
-            r = draw(st.sampled_from([F(1, 2), F(1), F(2), F(3)]))
+            r = ch.one([F(1, 2), F(1), F(2), F(3)])
             out.append(Claim("private", r, label=f"{r}*eps"))
         elif kind == "private":
             lo, hi = ref.achieved(eps)
             if hi == mpmath.inf or lo == -mpmath.inf:
                 continue
-            rel = draw(st.sampled_from(["just above", "just below", "above", "below"]))
+            rel = ch.one(["just above", "just below", "above", "below"])
             value = _near(lo if "below" in rel else hi, rel) / eps
             if value < 0:
                 continue
             out.append(Claim("private", value, label=f"achieved {rel}"))
         else:
             outs = ref.outputs(eps)
-            o = draw(st.sampled_from(outs + [-1]))  # -1: argmax's "no index", often impossible
-            most = draw(st.booleans())
+            o = ch.one(outs + [-1])  # -1: argmax's "no index", often impossible
+            most = ch.bool()
             lo, hi = ref.prob_band(o, eps, "max" if most else "min")
-            rel = draw(st.sampled_from(["exact", "just above", "just below", "above", "below"]))
+            rel = ch.one(["exact", "just above", "just below", "above", "below"])
             if rel == "exact":
                 if lo != hi:
                     continue
@@ -339,26 +382,62 @@ def claims_for(draw: Any, ref: Reference) -> list:
                 b = _near(lo if "below" in rel else hi, rel)
             b = min(max(b, F(0)), F(1))
             out.append(Claim("prob_at_most" if most else "prob_at_least", b, o, label=f"P[output == {o!r}] {rel}"))
+    out += sweep(ref, ch.int(0, 10**6))
     if case.other is not None:
         out.append(Claim("same", label="same_distribution"))
     return out
 
 
-@st.composite
-def cases(draw: Any, probes: bool = True) -> Case:
-    slots = draw(st.integers(1, 3))
-    universe = draw(universes(slots))
-    prog, shapes = draw(programs(slots, probes))
-    eps = draw(st.sampled_from(EPS))
+SWEEP = 8  # (dataset, output) pairs per sweep
+
+
+def sweep(ref: Reference, start: int) -> list:
+    """Tight true bounds on P(output == o) on single datasets, each side of the reference's value (exact when it
+    is a structural 0 or 1): any change of the law beyond the margin refutes one of them.  SWEEP pairs spread over
+    all (dataset, output) pairs, chosen by the seed ``start``."""
+    eps = ref.case.eps
+    laws = ref.laws(ref.case.prog, eps)
+    pairs = [(d, o) for d in ref.datasets for o in ref.outputs(eps)]
+    out = []
+    for d, o in random.Random(start).sample(pairs, min(SWEEP, len(pairs))):
+        lo, hi = laws[d].interval(o)
+        if lo == hi:  # a structural 0 or 1
+            out.append(Claim("prob_at_most" if lo == 0 else "prob_at_least", F(int(lo)), o,
+                             label=f"P[output == {o!r}] = {int(lo)} on {d}", dataset=d))
+            continue
+        if hi < 1:
+            out.append(Claim("prob_at_most", min(_near(hi, "tight above"), F(1)), o,
+                             label=f"P[output == {o!r}] tight above on {d}", dataset=d))
+        if lo > 0:
+            out.append(Claim("prob_at_least", max(_near(lo, "tight below"), F(0)), o,
+                             label=f"P[output == {o!r}] tight below on {d}", dataset=d))
+    return out
+
+
+def make_case(ch: Chooser, probes: bool = True) -> Case:
+    slots = ch.int(1, 3)
+    universe = make_universe(ch, slots)
+    prog, shapes = make_program(ch, slots, probes)
+    eps = ch.one(EPS)
     case = Case(prog, universe, eps, shapes=(*shapes, universe.kind, universe.relation))
-    if draw(st.integers(0, 3)) == 0:
-        same = draw(st.booleans())
+    if ch.int(0, 3) == 0:
+        same = ch.bool()
         case.other, case.other_same = (twin(prog) if same else perturbed(prog)), same
         other = case.other
         tag = (f"argmax:{other.variant}" if isinstance(other, C.ArgMax) else
                f"svt:{other.variant}" if isinstance(other, C.SVT) else "straight")
         case.shapes = (*case.shapes, tag)  # a self-comparing twin is a known shape too
     return case
+
+
+@st.composite
+def cases(draw: Any, probes: bool = True) -> Case:
+    return make_case(Chooser(draw), probes)
+
+
+@st.composite
+def claims_for(draw: Any, ref: Reference) -> list:
+    return make_claims(Chooser(draw), ref)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -375,8 +454,9 @@ class Finding:
 
 
 def run_dpverify(path: Path) -> Any:
-    from dpverify.checks import Options
+    from dpverify.checks import Options, preload
     from dpverify.runner import check_paths
+    preload()  # once: each case is checked in a forked worker, which then inherits the checks' imports
     return check_paths([str(path)], Options(precision=50, proofs=True))
 
 
@@ -385,7 +465,9 @@ def _beyond_grid(message: str) -> Optional[F]:
     return F(Decimal(m.group(1))) if m else None
 
 
-def check_case(case: Case, ref: Optional[Reference] = None) -> list[Finding]:
+def check_case(case: Case, ref: Optional[Reference] = None, errors: Optional[list] = None) -> list[Finding]:
+    """The discrepancies between dpverify's verdicts on the case and the reference; ``errors`` gets the
+    messages of the verdicts that are errors (a load error included)."""
     ref = ref or Reference(case)
     truths = {i: ref.truth(c, case.eps) for i, c in enumerate(case.claims)}
     with tempfile.TemporaryDirectory() as tmp:
@@ -398,6 +480,8 @@ def check_case(case: Case, ref: Optional[Reference] = None) -> list[Finding]:
     findings: list[Finding] = []
     specs = report.specs
     if not specs or specs[0].error:
+        if errors is not None:
+            errors.append(str(specs[0].error if specs else "no spec"))
         STATS["load error"] += 1
         REASONS["load error: " + re.sub(r"\S*fuzz_continuous_case\.py:[0-9]+: ", "",
                                         str(specs[0].error if specs else "no spec"))[:90]] += 1
@@ -410,6 +494,8 @@ def check_case(case: Case, ref: Optional[Reference] = None) -> list[Finding]:
         for point in result.points:
             status = point.status.value
             STATS[status] += 1
+            if status == "error" and errors is not None:
+                errors.append(point.message)
             if status in ("error", "unknown"):
                 REASONS[f"{status}: " + re.sub(r"[0-9]+", "N", re.sub(r"\S*fuzz_continuous_case\.py:[0-9]+: ", "",
                                                                      point.message))[:90]] += 1
@@ -460,14 +546,26 @@ def _expected(case: Case, finding: Finding) -> bool:
 PROBES_OPEN = False  # equality and text/hash/type probes of noisy values (C2-C4): decided or refused
 
 
-def run_one(data: st.DataObject, probes: bool = True) -> list[Finding]:
-    case = data.draw(cases(probes))
+def draw_case(data: st.DataObject, probes: bool = True) -> Optional[tuple]:
+    """(case with its claims, its reference), or None when the reference skips it or it has no claim."""
+    return new_case(Chooser(data.draw), probes)
+
+
+def new_case(ch: Chooser, probes: bool = True) -> Optional[tuple]:
+    case = make_case(ch, probes)
     try:
         ref = Reference(case)
-        case.claims = data.draw(claims_for(ref))
-        if not case.claims:
-            return []
-        findings = check_case(case, ref)
+        case.claims = make_claims(ch, ref)
+    except C.Unsupported as exc:
+        STATS[f"reference skipped ({exc})"] += 1
+        return None
+    return (case, ref) if case.claims else None
+
+
+def judge(case: Case, ref: Reference, errors: Optional[list] = None) -> list[Finding]:
+    """Check the case with dpverify; raise AssertionError on a discrepancy that is not a known open finding."""
+    try:
+        findings = check_case(case, ref, errors)
     except C.Unsupported as exc:
         STATS[f"reference skipped ({exc})"] += 1
         return []
@@ -479,6 +577,11 @@ def run_one(data: st.DataObject, probes: bool = True) -> list[Finding]:
         raise AssertionError("dpverify disagrees with the continuous reference:\n" + "\n".join(lines)
                              + "\n\nspec:\n" + case.render())
     return findings
+
+
+def run_one(data: st.DataObject, probes: bool = True) -> list[Finding]:
+    item = draw_case(data, probes)
+    return judge(*item) if item is not None else []
 
 
 def _dump_stats() -> None:
@@ -618,13 +721,41 @@ def test_achieved_epsilon_of_the_laplace_release_of_a_comparison() -> None:
 # the fuzzer
 # ---------------------------------------------------------------------------------------------
 
-@settings(max_examples=40, **COMMON)
-@given(st.data())
-def test_dpverify_agrees_with_the_continuous_reference(data: st.DataObject) -> None:
+DEFAULT_BUDGET = int(os.environ.get("DPVERIFY_FUZZ_CASES", 60))
+SEED = 20240611
+
+
+@functools.lru_cache(maxsize=None)
+def default_cases(budget: int = DEFAULT_BUDGET) -> list:
+    """The default run: ``budget`` cases (each with its reference) from fixed seeds, computed once per session.
+    Checked here against the engine, and replayed by tests/test_fuzz_continuous_mutants.py against
+    deliberately broken engines: each must be caught within them."""
+    out: list = []
+    for i in range(budget):
+        item = new_case(Chooser(rng=random.Random(SEED + i)))
+        if item is not None:
+            out.append(item)
+    return out
+
+
+def test_dpverify_agrees_with_the_continuous_reference() -> None:
+    """The default cases, each judged; and no case trips the engine's check of the total probability (the
+    net that tests/test_fuzz_continuous_mutants.py relies on for bugs that break the total mass)."""
+    failures = []
+    errors: list = []
     try:
-        run_one(data)
+        for case, ref in default_cases():
+            try:
+                judge(case, ref, errors)
+            except AssertionError as exc:
+                failures.append(str(exc))
     finally:
         _dump_stats()
+    assert not failures, "\n\n".join(failures)
+    assert not [e for e in errors if re.search(MASS_CHECK, e)]
+
+
+MASS_CHECK = r"output probabilities .* sum to .*, not 1"
 
 
 @pytest.mark.fuzz_long
@@ -635,3 +766,21 @@ def test_dpverify_agrees_with_the_continuous_reference_long(data: st.DataObject)
         run_one(data)
     finally:
         _dump_stats()
+
+
+@pytest.mark.fuzz_long
+def test_dpverify_agrees_with_the_continuous_reference_on_more_seeds() -> None:
+    """1500 seeded cases after the default ones (DPVERIFY_FUZZ_FROM=N starts elsewhere)."""
+    first = int(os.environ.get("DPVERIFY_FUZZ_FROM", DEFAULT_BUDGET))
+    failures = []
+    try:
+        for i in range(first, first + 1500):
+            item = new_case(Chooser(rng=random.Random(SEED + i)))
+            if item is not None:
+                try:
+                    judge(*item)
+                except AssertionError as exc:
+                    failures.append(f"seed SEED + {i}: {exc}")
+    finally:
+        _dump_stats()
+    assert not failures, "\n\n".join(failures)

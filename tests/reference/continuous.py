@@ -543,10 +543,15 @@ class QuadLaw:
     errors: dict
 
     def interval(self, o: Any) -> tuple:
+        """[lo, hi] holding P(o): a point only for a structural 0 (no cell of positive volume gives o) or 1
+        (no cell gives anything else); else p -+ its error bound, at a precision that keeps them apart."""
         if o not in self.probs:
             return (mpmath.mpf(0), mpmath.mpf(0))
+        if len(self.probs) == 1:
+            return (mpmath.mpf(1), mpmath.mpf(1))
         p, e = self.probs[o], self.errors[o]
-        return (max(p - e, mpmath.mpf(0)), min(p + e, mpmath.mpf(1)))
+        with mpmath.workdps(40):
+            return (max(p - e, mpmath.mpf(0)), min(p + e, mpmath.mpf(1)))
 
 
 MAX_QUAD_VARIABLES = 2  # three work (law_quadrature(..., max_vars=3)) but take minutes: Monte Carlo instead
