@@ -9,6 +9,7 @@ zero read as an interval around zero, and outputs Python merges across types.
 """
 from __future__ import annotations
 
+from dataclasses import dataclass, field
 from fractions import Fraction
 
 import pytest
@@ -408,3 +409,31 @@ def test_type_of_eps_in_a_spec_file_gives_up_the_proof_for_every_eps(tmp_path, m
     summary = __import__("json").loads(result.output)["summary"]
     assert summary["verified"] == 1 and summary["proved"] == 0, result.output
     assert "type()" in result.output, result.output
+
+
+@dataclass(frozen=True)
+class _Model:
+    kind: str
+    record: int = field(compare=False, repr=False)
+
+
+def hidden_field(data, eps):
+    return _Model("m", data[0])
+
+
+def test_outputs_whose_equality_and_text_hide_a_field_are_refused() -> None:
+    """Found by review: a dataclass field left out of ==, hash and repr made releasing data[0] look
+    0-DP (and a learner's error, read from that field, look 0); the attributes now count."""
+    (found,) = verdicts(dp.spec(hidden_field, universe=BIT, grid={eps: [1]}, claims=[dp.private(eps)]))
+    assert found[0] == "error" and "attributes" in found[1], found
+
+
+def test_sample_complexity_reads_no_field_that_equality_hides() -> None:
+    def learner(data):
+        return _Model("threshold", 1 if sum(data) >= 3 else 0)
+    spec = dp.spec(learner, name="hidden", universe=dp.universe([0, 1], n=1, neighbours=dp.REPLACE_ONE),
+                   claims=[dp.sample_complexity(population={0: Fraction(1, 2), 1: Fraction(1, 2)},
+                                                error=lambda model: Fraction(model.record), alpha=Fraction(1, 2),
+                                                beta=Fraction(1, 10), bound=5, up_to=5)])
+    (found,) = verdicts(spec)
+    assert found[0] in ("error", "refuted"), found  # P = P[Bin(5, 1/2) >= 3] = 1/2 > 1/10

@@ -102,7 +102,7 @@ class Session:
         if first is not output and typed != _typed(output):
             raise SpecError(f"the mechanism returns both {first!r} ({_types(first)}) and {output!r} "
                             f"({_types(output)}), which Python treats as one value although they can be told "
-                            "apart (their types or their text differ)",
+                            "apart (their types, their text or their attributes differ)",
                             "return one type for one value (e.g. int(...) or bool(...) everywhere): dpverify "
                             "counts two outputs as the same only when they are equal and of the same types")
 
@@ -119,7 +119,30 @@ def _typed(output: Any) -> Any:
     if output != output:
         raise SpecError(f"the mechanism returns {output!r}, which is not equal to itself (a NaN): no two runs "
                         "would return the same output", "return None or a string for an undefined result")
-    return (type(output), output, repr(output))
+    return (type(output), output, repr(output), _state(output))
+
+
+_OWN_MODULES = ("builtins", "fractions", "decimal", "numbers", "sympy", "numpy", "dpverify", "mpmath")
+
+
+def _state(output: Any) -> tuple:
+    """The attributes of an instance of a user's class, as text: two outputs equal under its ``==``,
+    with one text, can still differ in a field that its ``==``, hash and repr all leave out (a
+    dataclass field with ``compare=False, repr=False``), and whoever reads the output reads that field
+    (an error function, an observer).  Empty for numbers, strings and library types."""
+    module = getattr(type(output), "__module__", "") or ""
+    if module.split(".")[0] in _OWN_MODULES:
+        return ()
+    fields: dict = {}
+    found = getattr(output, "__dict__", None)
+    if isinstance(found, dict):
+        fields.update(found)
+    for cls in type(output).__mro__:
+        slots = getattr(cls, "__slots__", ())
+        for name in (slots,) if isinstance(slots, str) else slots:
+            if name not in ("__dict__", "__weakref__") and hasattr(output, name):
+                fields[name] = getattr(output, name)
+    return tuple(sorted((str(k), type(v).__qualname__, repr(v)) for k, v in fields.items()))
 
 
 def _types(output: Any) -> str:
