@@ -28,6 +28,13 @@ that checked the point, right after its check (so a module imported lazily while
   directory on ``sys.path`` (a library's native code loaded by ``ctypes``), except the files the
   key covers: the standard library (the Python version), dpverify (its source digest) and the
   :data:`PINNED` dependencies (their versions); each file with the SHA-256 of its *content*;
+* every file the process opened for reading and every library ``ctypes`` loaded since the cache was
+  opened (:func:`record_reads`: an audit hook on the ``open`` and ``ctypes.dlopen`` events, paused
+  while the cache does its own reading): data files the spec reads, helpers executed by ``runpy`` or
+  ``importlib`` and left out of ``sys.modules``, a module found but failing to import (``try:
+  from fast import X / except ImportError``), a library beside the spec; a ``__pycache__/*.pyc``
+  stands for its source, directories and ``/proc``, ``/sys``, ``/dev`` are left out, and so are the
+  files the key covers (as above);
 * every module name the import system looked for and did not find (a ``try: import fast`` that
   fell back), with the path searched (:class:`_AbsentRecorder`).
 
@@ -53,10 +60,10 @@ so that worker processes write side by side); an entry that does not read back i
 cache is a directory (``.dpverify_cache/`` in the working directory unless ``--cache-dir`` or
 ``DPVERIFY_CACHE_DIR`` says otherwise) holding a ``.gitignore`` of ``*`` and a ``CACHEDIR.TAG``;
 deleting it is always safe.  Like ``.pytest_cache``, it is the user's own: pickles are only
-read from a directory the user (or their CI) wrote.  What no manifest sees: data files a spec
-reads at run time, environment variables, code run on a remote Dask worker only
-(``--scheduler``): run with ``--no-cache`` (the reference: every point checked) after changing
-those.  ``tests/test_cache_fuzz.py`` edits every kind of loaded file at random and compares the
+read from a directory the user (or their CI) wrote.  What no manifest sees: environment variables,
+a directory's listing (a namespace package gaining an ``__init__.py``; a new module, earlier on
+``sys.path``, shadowing the recorded one), code run on a remote Dask worker only (``--scheduler``):
+run with ``--no-cache`` (the reference: every point checked) after changing those.  ``tests/test_cache_fuzz.py`` edits every kind of loaded file at random and compares the
 cached run with ``--no-cache``.
 """
 from __future__ import annotations
@@ -230,6 +237,7 @@ def forget() -> None:
     content digests stay, each reused only while its file's status is unchanged and was so well
     before it was computed (:data:`RACY_NS`)."""
     _real.clear()
+    _regular.clear()
     _covered.clear()
     _settled.clear()
     _validated.clear()
@@ -322,6 +330,98 @@ def _is_covered(real: str, roots: tuple[str, ...]) -> bool:
     return found
 
 
+_opened: set[str] = set()
+"""Every file opened for reading (absolute path) while :data:`_recording` (the ``open`` audit event:
+``open()``, ``io.open_code`` -- the import system and ``runpy`` read sources through it --, ``os.open``)."""
+_dlopened: set[str] = set()
+"""Every library ``ctypes`` loaded while :data:`_recording` (the ``ctypes.dlopen`` event): a path
+(absolute) or a bare name the dynamic loader searched for."""
+_recording = [False]
+_hooked = [False]
+_WRITE = ("w", "a", "x")
+
+
+def _audit(event: str, args: tuple) -> None:
+    """The audit hook (:func:`record_reads`): cheap unless recording and the event is one it keeps."""
+    if not _recording[0]:
+        return
+    if event == "open":
+        try:
+            path, mode, flags = args
+            if isinstance(path, int):
+                return
+            if isinstance(mode, str):
+                if "+" not in mode and any(c in mode for c in _WRITE):
+                    return
+            elif isinstance(flags, int) and flags & os.O_ACCMODE == os.O_WRONLY:
+                return
+            _opened.add(os.path.abspath(os.fsdecode(os.fspath(path))))
+        except Exception:
+            pass
+    elif event == "ctypes.dlopen":
+        try:
+            name = args[0]
+            if name is None:
+                return
+            name = os.fsdecode(os.fspath(name))
+            _dlopened.add(os.path.abspath(name) if os.sep in name else name)
+        except Exception:
+            pass
+
+
+def record_reads() -> None:
+    """Install the audit hook (once per process) and record from now on the files this process opens
+    for reading and the libraries ``ctypes`` loads (paused inside the cache's own work: :class:`_Paused`).
+    :meth:`Cache.open` calls it, after forgetting the files read before (a long-lived process's own)."""
+    if not _hooked[0]:
+        sys.addaudithook(_audit)
+        _hooked[0] = True
+    _recording[0] = True
+
+
+class _Paused:
+    """``with _Paused():`` the cache's own reads (entries, manifests, the files it hashes) are not recorded."""
+
+    def __enter__(self) -> None:
+        self.was = _recording[0]
+        _recording[0] = False
+
+    def __exit__(self, *exc: Any) -> None:
+        _recording[0] = self.was
+
+
+_PSEUDO = ("/proc/", "/sys/", "/dev/")
+_regular: dict[str, Optional[str]] = {}
+
+
+def _read_file(path: str) -> Optional[str]:
+    """The file to hash for a path opened for reading: a cached ``__pycache__/*.pyc`` stands for its
+    source (which decides whether it is used); None for what is no file one could change the content
+    of (a directory, ``/proc``, a device)."""
+    found = _regular.get(path, "")
+    if found != "":
+        return found
+    found = path
+    if path.startswith(_PSEUDO):
+        found = None
+    elif path.endswith(".pyc") and "__pycache__" in path:
+        try:
+            import importlib.util
+            source = importlib.util.source_from_cache(path)
+            if os.path.exists(source):
+                found = source
+        except ValueError:
+            pass
+    if found is not None:
+        try:
+            if not stat.S_ISREG(os.stat(found).st_mode):
+                found = None
+        except OSError:
+            pass  # missing now (a temporary file): recorded as absent
+    _regular[path] = found
+    return found
+
+
 def _module_file(module: Any) -> Optional[str]:
     filename = getattr(module, "__file__", None)
     if not isinstance(filename, str):
@@ -360,7 +460,16 @@ def loaded_files(roots: tuple[str, ...]) -> set[str]:
             found.add(real)
     directories = tuple(sorted({form(e) + os.sep for e in sys.path if isinstance(e, str) and e
                                 for form in (_absolute, os.path.realpath)}))
-    found.update(f for f in _mapped(directories) if not _is_covered(f, roots))
+    libraries = tuple(sorted(_dlopened))
+    bare = tuple(name for name in libraries if os.sep not in name)
+    mapped = _mapped(directories + ("/",) if bare else directories)
+    found.update(f for f in mapped if f.startswith(directories) and not _is_covered(f, roots))
+    for name in bare:  # a library ctypes loaded by name: the file the dynamic loader mapped
+        found.update(f for f in mapped if os.path.basename(f).startswith(name) and not _is_covered(f, roots))
+    for path in list(_opened) + [name for name in libraries if os.sep in name]:
+        read = _read_file(path)
+        if read is not None and not _is_covered(read, roots):
+            found.add(read)
     return found
 
 
@@ -467,6 +576,8 @@ class Cache:
         forget()
         importlib.invalidate_caches()
         record_absent_imports()
+        _opened.clear()  # what this process read between runs (a caller's own files) is no check's
+        record_reads()
         return cls(Path(directory), Environment.of(options))
 
     def spec_digest(self, path: Path) -> str:
@@ -493,8 +604,9 @@ class Cache:
 
     def prime(self) -> None:
         """Hash the files this process loaded (before forking workers: they inherit the digests)."""
-        for path in loaded_files(self.environment.covered):
-            content_digest(path)
+        with _Paused():
+            for path in loaded_files(self.environment.covered):
+                content_digest(path)
 
     def _path(self, key: str) -> Path:
         return self.directory / FORMAT / key[:2] / f"{key}.pickle"
@@ -519,6 +631,10 @@ class Cache:
     def get(self, key: str) -> Optional[Any]:
         """The result kept under ``key`` if what it read is unchanged, else None (absent,
         unreadable, or stale: then recomputed)."""
+        with _Paused():
+            return self._get(key)
+
+    def _get(self, key: str) -> Optional[Any]:
         import pickle
         try:
             with open(self._path(key), "rb") as handle:
@@ -537,6 +653,10 @@ class Cache:
         after the check), when it is deterministic (:func:`keeps`) and every file read could be
         hashed; a cache that cannot be written (read-only, full disk) is skipped silently: the
         run's verdicts do not depend on it."""
+        with _Paused():
+            self._put(key, result)
+
+    def _put(self, key: str, result: Any) -> None:
         if not keeps(result):
             return
         recorded = manifest(self.environment.covered)

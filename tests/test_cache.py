@@ -521,3 +521,97 @@ def test_the_manifest_hashes_loaded_files_but_not_what_the_key_covers(tmp_path: 
         assert not still_valid(recorded)
     finally:
         sys.modules.pop("probe_module_for_cache", None)
+
+
+# --- what a check read without importing it: the audit hook ("open", "ctypes.dlopen") ------------
+
+READ_SPEC = textwrap.dedent("""
+    import os, sys, sympy
+    import dpverify as dp
+    HERE = os.path.dirname(os.path.abspath(__file__))
+    READ
+    t = dp.symbol("t", positive=True)
+    s = dp.spec(name="s", claims=[dp.identity(sympy.Integer(X) * t, t, id="c")])
+""")
+
+READS = {
+    "spec_from_file_location": ("""
+        import importlib.util
+        _sp = importlib.util.spec_from_file_location("h_private_cached", os.path.join(HERE, "_helper.py"))
+        _helper = importlib.util.module_from_spec(_sp); _sp.loader.exec_module(_helper)
+        X = _helper.X""", "_helper.py", "X = 1\n", "X = 2\n"),
+    "runpy.run_path": ("""
+        import runpy
+        X = runpy.run_path(os.path.join(HERE, "_helper.py"))["X"]""", "_helper.py", "X = 1\n", "X = 2\n"),
+    "runpy.run_module": ("""
+        import runpy
+        sys.path.insert(0, HERE)
+        X = runpy.run_module("_helper_run_module_cached")["X"]""",
+                         "_helper_run_module_cached.py", "X = 1\n", "X = 2\n"),
+    "a fallback on a module that failed": ("""
+        try:
+            from _fast_cached import X
+        except ImportError:
+            X = 1""", "_fast_cached.py", "from math import no_such_thing\nX = 2\n", "X = 2\n"),
+    "a data file": ("""
+        with open(os.path.join(HERE, "x.txt")) as handle:
+            X = int(handle.read())""", "x.txt", "1\n", "2\n"),
+}
+
+
+def _read_run(args: list[str]) -> tuple[int, str]:
+    result = CliRunner().invoke(main, ["check", "specs", "--cache-dir", "cache", *args])
+    return result.exit_code, result.output
+
+
+@pytest.mark.parametrize("how", sorted(READS))
+def test_a_file_read_without_staying_in_sys_modules_recomputes(how: str, tmp_path: Path,
+                                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    """A helper executed by importlib or runpy (not left in sys.modules), a module found but failing to
+    import (``except ImportError`` fell back), a data file: the check read them, so their change
+    recomputes the point (here: proved, then refuted) instead of reusing the proof."""
+    read, name, before, after = READS[how]
+    monkeypatch.chdir(tmp_path)
+    specs = tmp_path / "specs"
+    specs.mkdir()
+    (specs / name).write_text(before)
+    (specs / "s.py").write_text(READ_SPEC.replace("READ", textwrap.dedent(read).strip()))
+    code, output = _read_run([])
+    assert code == 0, output
+    code, output = _read_run([])
+    assert code == 0 and _reused(output) == (1, 1), output
+    (specs / name).write_text(after)
+    code, output = _read_run([])
+    assert code == 1 and _reused(output)[0] == 0, output  # recomputed: refuted
+    assert _read_run(["--no-cache"])[0] == 1
+
+
+def test_a_library_ctypes_loads_beside_the_spec_recomputes(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """``ctypes.CDLL`` of a library beside the spec (not on sys.path once the spec is loaded): rebuilt
+    with other code, the point is recomputed."""
+    import shutil
+    import subprocess
+    compiler = shutil.which("gcc") or shutil.which("cc")
+    if compiler is None:
+        pytest.skip("no C compiler")
+    monkeypatch.chdir(tmp_path)
+    specs = tmp_path / "specs"
+    specs.mkdir()
+
+    def build(value: int) -> None:
+        (tmp_path / "v.c").write_text(f"int val(void) {{ return {value}; }}\n")
+        made = subprocess.run([compiler, "-shared", "-fPIC", "-o", str(tmp_path / "libv.new"), str(tmp_path / "v.c")],
+                              capture_output=True)
+        if made.returncode:
+            pytest.skip(f"the C compiler cannot build a shared library: {made.stderr.decode()[:200]}")
+        os.replace(tmp_path / "libv.new", specs / "libv.so")
+    build(1)
+    (specs / "s.py").write_text(READ_SPEC.replace("READ", 'import ctypes\nX = ctypes.CDLL(os.path.join(HERE, "libv.so")).val()'))
+    code, output = _read_run([])
+    assert code == 0, output
+    code, output = _read_run([])
+    assert code == 0 and _reused(output) == (1, 1), output
+    build(2)
+    code, output = _read_run([])
+    assert code == 1 and _reused(output)[0] == 0, output  # recomputed: refuted
+    assert _read_run(["--no-cache"])[0] == 1
