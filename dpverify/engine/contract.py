@@ -127,6 +127,13 @@ def _spec_caller() -> Optional[tuple[str, int]]:
     return frame.f_code.co_filename, frame.f_lineno
 
 
+def user_frame(frame: Optional[types.FrameType]) -> Optional[tuple[str, int]]:
+    """(file, line) of the innermost frame from ``frame`` outwards that is not library code."""
+    while frame is not None and _is_library(frame.f_code.co_filename):
+        frame = frame.f_back
+    return None if frame is None else (frame.f_code.co_filename, frame.f_lineno)
+
+
 def _check(name: str) -> None:
     seen = _RUNNING.get()
     if seen is None:

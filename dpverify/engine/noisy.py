@@ -20,6 +20,7 @@ import sympy
 from ..dsl.exact import exact_float
 from ..errors import CannotFollow, DpverifyError, SpecError
 from . import piecewise as pw
+from . import contract
 from .parameter import Parameter
 
 Interval = tuple  # (lo, hi), None for an unbounded side; an open interval of the real line
@@ -330,12 +331,8 @@ def _handle_site() -> Optional[tuple[str, int]]:
         frame = frame.f_back  # the standard library, and the contract's guarded builtins (hash, id)
     if frame is None or frame.f_code.co_filename.startswith(_OWN):
         return None
-    user = frame  # the line to name: the spec's own, above a library that probed for it (numpy's printing)
-    while user is not None and (_stdlib(user.f_code.co_filename) or "site-packages" in user.f_code.co_filename
-                                or user.f_code.co_filename.startswith(_OWN)):
-        user = user.f_back
-    frame = user or frame
-    return frame.f_code.co_filename, frame.f_lineno
+    where = contract.user_frame(frame)  # the spec's own line, above a library that probed (numpy's printing)
+    return where or (frame.f_code.co_filename, frame.f_lineno)
 
 
 def _probe(value: Any, what: str) -> None:
@@ -348,7 +345,7 @@ def _probe(value: Any, what: str) -> None:
 
 
 _OWN = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
-_CONTRACT = os.path.join(os.path.dirname(__file__), "contract.py")
+_CONTRACT = contract.__file__
 _STDLIB = tuple(sorted({os.path.abspath(p) + os.sep for key in ("stdlib", "platstdlib")
                         if (p := sysconfig.get_paths().get(key))}))
 _stdlib_seen: dict[str, bool] = {}
