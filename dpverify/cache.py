@@ -355,7 +355,7 @@ def _audit(event: str, args: tuple) -> None:
                     return
             elif isinstance(flags, int) and flags & os.O_ACCMODE == os.O_WRONLY:
                 return
-            _opened.add(os.path.abspath(os.fsdecode(os.fspath(path))))
+            _opened.add(os.path.realpath(os.fsdecode(os.fspath(path))))  # not abspath: lnk/../f
         except Exception:
             pass
     elif event == "ctypes.dlopen":
@@ -391,6 +391,7 @@ class _Paused:
 
 
 _PSEUDO = ("/proc/", "/sys/", "/dev/")
+_FILES_UNDER_DEV = ("/dev/shm/",)  # a tmpfs of regular files: counted (found by review)
 _regular: dict[str, Optional[str]] = {}
 
 
@@ -402,7 +403,7 @@ def _read_file(path: str) -> Optional[str]:
     if found != "":
         return found
     found = path
-    if path.startswith(_PSEUDO):
+    if path.startswith(_PSEUDO) and not path.startswith(_FILES_UNDER_DEV):
         found = None
     elif path.endswith(".pyc") and "__pycache__" in path:
         try:

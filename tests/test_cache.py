@@ -615,3 +615,28 @@ def test_a_library_ctypes_loads_beside_the_spec_recomputes(tmp_path: Path, monke
     code, output = _read_run([])
     assert code == 1 and _reused(output)[0] == 0, output  # recomputed: refuted
     assert _read_run(["--no-cache"])[0] == 1
+
+
+def test_an_opened_path_is_recorded_where_the_system_opened_it(tmp_path) -> None:
+    """Found by review: ``lnk/../flag`` behind a symlinked directory was recorded lexically (abspath: the
+    wrong file), and a regular file under /dev/shm was skipped with /dev's devices."""
+    from dpverify import cache as cache_module
+    target = tmp_path / "other" / "sub"
+    target.mkdir(parents=True)
+    (tmp_path / "other" / "flag").write_text("1")
+    (tmp_path / "lnk").symlink_to(target)
+    was = cache_module._recording[0]
+    cache_module._recording[0] = True
+    try:
+        cache_module._audit("open", (str(tmp_path / "lnk" / ".." / "flag"), "r", 0))
+    finally:
+        cache_module._recording[0] = was
+    assert str(tmp_path / "other" / "flag") in cache_module._opened
+    shm = Path("/dev/shm")
+    if shm.is_dir():
+        probe = shm / f"dpverify-cache-test-{os.getpid()}"
+        probe.write_text("1")
+        try:
+            assert cache_module._read_file(str(probe)) == str(probe)
+        finally:
+            probe.unlink()

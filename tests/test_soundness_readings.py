@@ -437,3 +437,67 @@ def test_sample_complexity_reads_no_field_that_equality_hides() -> None:
                                                 beta=Fraction(1, 10), bound=5, up_to=5)])
     (found,) = verdicts(spec)
     assert found[0] in ("error", "refuted"), found  # P = P[Bin(5, 1/2) >= 3] = 1/2 > 1/10
+
+
+@dataclass(frozen=True)
+class _Inner:
+    value: int
+    raw: int = field(compare=False, repr=False)
+
+
+@dataclass(frozen=True)
+class _Outer:
+    inner: _Inner
+
+
+class _Tagged(tuple):
+    pass
+
+
+class _Mangled:
+    __slots__ = ("__secret",)
+
+    def __init__(self, secret):
+        self.__secret = secret
+
+    def __eq__(self, other):
+        return isinstance(other, _Mangled)
+
+    def __hash__(self):
+        return 1
+
+    def __repr__(self):
+        return "_Mangled()"
+
+
+class _Histogram:
+    def __init__(self, record):
+        import numpy as np
+        self.counts = np.zeros(2000)
+        self.counts[1000] = record
+
+    def __eq__(self, other):
+        return isinstance(other, _Histogram)
+
+    def __hash__(self):
+        return 2
+
+    def __repr__(self):
+        return "_Histogram"
+
+
+def _tagged(record):
+    t = _Tagged((1,))
+    t.secret = record
+    return t
+
+
+@pytest.mark.parametrize("make", [lambda r: _Outer(_Inner(0, r)), _tagged, _Mangled, _Histogram],
+                         ids=["nested field", "tuple subclass", "mangled slot", "long numpy array"])
+def test_hidden_state_one_level_down_is_still_seen(make) -> None:
+    """Found by the third review: the attribute check read attributes as text only, skipped tuple
+    subclasses and mangled slots, and numpy's repr elides the middle of long arrays."""
+    def mechanism(data, eps):
+        return make(data[0])
+    (found,) = verdicts(dp.spec(mechanism, universe=BIT, grid={eps: [1]}, claims=[dp.private(eps)]))
+    assert found[0] == "error" and "attributes" in found[1], found

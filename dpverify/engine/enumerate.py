@@ -113,9 +113,10 @@ def _typed(output: Any) -> Any:
     Decimal('1.0') and Decimal('1.00') -- and their text does tell them apart; a NaN, which equals
     nothing, not even itself, cannot be an output at all."""
     if isinstance(output, tuple):
-        return (type(output), tuple(_typed(x) for x in output))
+        return (type(output), tuple(_typed(x) for x in output), _state(output) if type(output) is not tuple else ())
     if isinstance(output, frozenset):
-        return (type(output), frozenset(_typed(x) for x in output))
+        return (type(output), frozenset(_typed(x) for x in output),
+                _state(output) if type(output) is not frozenset else ())
     if output != output:
         raise SpecError(f"the mechanism returns {output!r}, which is not equal to itself (a NaN): no two runs "
                         "would return the same output", "return None or a string for an undefined result")
@@ -125,24 +126,43 @@ def _typed(output: Any) -> Any:
 _OWN_MODULES = ("builtins", "fractions", "decimal", "numbers", "sympy", "numpy", "dpverify", "mpmath")
 
 
-def _state(output: Any) -> tuple:
-    """The attributes of an instance of a user's class, as text: two outputs equal under its ``==``,
-    with one text, can still differ in a field that its ``==``, hash and repr all leave out (a
-    dataclass field with ``compare=False, repr=False``), and whoever reads the output reads that field
-    (an error function, an observer).  Empty for numbers, strings and library types."""
-    module = getattr(type(output), "__module__", "") or ""
+def _state(output: Any, depth: int = 0) -> tuple:
+    """The attributes of an instance of a user's class, as text, recursively: two outputs equal under
+    its ``==``, with one text, can still differ in a field that its ``==``, hash and repr all leave out
+    (a dataclass field with ``compare=False, repr=False``, or such a field inside an attribute), and
+    whoever reads the output reads that field (an error function, an observer).  Attributes are read
+    past any ``__getattribute__`` (the instance's ``__dict__`` and its slots' descriptors, mangled names
+    included); numpy arrays in full.  Empty for numbers, strings and library types."""
+    if depth > 8:
+        return ("too deep",)
+    if isinstance(output, (list, tuple, set, frozenset)) and type(output) in (list, tuple, set, frozenset):
+        items = sorted(output, key=repr) if isinstance(output, (set, frozenset)) else output
+        return tuple(_state(x, depth + 1) for x in items)
+    if isinstance(output, dict) and type(output) is dict:
+        return tuple((repr(k), _state(v, depth + 1)) for k, v in output.items())
+    kind = type(output)
+    module = getattr(kind, "__module__", "") or ""
+    if module.split(".")[0] == "numpy" and hasattr(output, "tolist"):
+        return (repr(output.tolist()),)  # an array's repr elides the middle of long ones
     if module.split(".")[0] in _OWN_MODULES:
         return ()
     fields: dict = {}
-    found = getattr(output, "__dict__", None)
+    try:
+        found = object.__getattribute__(output, "__dict__")
+    except AttributeError:
+        found = None
     if isinstance(found, dict):
         fields.update(found)
-    for cls in type(output).__mro__:
-        slots = getattr(cls, "__slots__", ())
-        for name in (slots,) if isinstance(slots, str) else slots:
-            if name not in ("__dict__", "__weakref__") and hasattr(output, name):
-                fields[name] = getattr(output, name)
-    return tuple(sorted((str(k), type(v).__qualname__, repr(v)) for k, v in fields.items()))
+    for cls in kind.__mro__:
+        for name, slot in vars(cls).items():
+            if type(slot).__name__ == "member_descriptor":  # a __slots__ entry (mangled names included)
+                try:
+                    fields[name] = slot.__get__(output, kind)
+                except AttributeError:
+                    fields[name] = "<unset>"
+    if isinstance(output, (tuple, frozenset)):  # a subclass: its elements as well as its attributes
+        fields["<elements>"] = tuple(output) if isinstance(output, tuple) else sorted(output, key=repr)
+    return tuple(sorted((str(k), type(v).__qualname__, repr(v), _state(v, depth + 1)) for k, v in fields.items()))
 
 
 def _types(output: Any) -> str:
