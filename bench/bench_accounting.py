@@ -26,13 +26,13 @@ def _mid(value: Any) -> Any:
     return mpmath.mp.make_mpf(value.mid._mpi_[0])
 from sympy import Rational, exp
 
-from dpverify.engine.backend import IntervalBackend
-from dpverify.engine.gaussian_delta import gaussian_delta
-from dpverify.engine.pld import delta_at, lattice_pld
-from dpverify.engine.pld_bounds import delta_bounds, discretise
-from dpverify.engine import pld_gaussian_mellin
-from dpverify.engine.pld_gaussian_mixture import compose, one_step, subsampled_bounds
-from dpverify.engine.pld_gaussian_tight import one_step_tight
+from dpverify.engine.program.backend import IntervalBackend
+from dpverify.engine.continuous.gaussian_delta import gaussian_delta
+from dpverify.engine.pld.lattice import delta_at, lattice_pld
+from dpverify.engine.pld.bounds import delta_bounds, discretise
+from dpverify.engine.pld import gaussian_mellin as pld_gaussian_mellin
+from dpverify.engine.pld.gaussian_mixture import compose, one_step, subsampled_bounds
+from dpverify.engine.pld.gaussian_tight import one_step_tight
 
 EPS = Rational(1, 10)
 AT = Rational(1)
@@ -160,7 +160,7 @@ def subsampled_laplace(times: int, eps: Fraction) -> tuple[float, Any, Any]:
     """(seconds, lower, upper) of delta_T(eps) of the Poisson-subsampled Laplace (q = 0.1's float, Laplace(1),
     sensitivity 1), the worse direction: certified (closed form, acb.integral) for T <= 2, else the lattice
     bracket at 2000 steps per run."""
-    from dpverify.engine import pld_laplace_mixture as certified_laplace, pld_laplace_mixture_bounds as lattice
+    from dpverify.engine.pld import laplace_mixture as certified_laplace, laplace_mixture_bounds as lattice
     start = time.perf_counter()
     rate, ends = Fraction(0.1), []
     for added in (True, False):

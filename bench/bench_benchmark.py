@@ -26,8 +26,8 @@ import sympy
 
 import dpverify as dp
 from dpverify.checks import Options, Workspace, check_point
-from dpverify.engine.backend import IntervalBackend
-from dpverify.engine.reading import distribution
+from dpverify.engine.program.backend import IntervalBackend
+from dpverify.engine.program.reading import distribution
 from dpverify.loader import discover, load
 
 

@@ -4,21 +4,21 @@ against the local run.
 The mechanism is bench_screening.py's scattered categorical (4 records, n = 6 by default: 4,096
 datasets, 3,027 distinct laws), computed at 50 digits by
 
-* local: ``dpverify.engine.reading.all_distributions`` in this process (what a run does without
+* local: ``dpverify.engine.program.reading.all_distributions`` in this process (what a run does without
   ``--scheduler``; a spec file's laws are computed in one process);
-* cluster: ``dpverify.engine.cluster_laws.all_distributions`` with a ``distributed.LocalCluster`` of
+* cluster: ``dpverify.engine.execution.cluster_laws.all_distributions`` with a ``distributed.LocalCluster`` of
   1 and then 2 single-threaded worker processes on this machine (the same path as
   ``dpverify check --scheduler tcp://HOST:PORT``: units carry the spec file's path, workers import it
   and fork a child per unit).
 
 The sample-complexity sum is P[true error > 1/4] for the threshold learner below (the exponential
 mechanism over 6 thresholds, read per multiset: not of the counts form) on 5 labelled records at
-n = 20 by default (10,626 multisets), at 50 digits, by :class:`dpverify.engine.multisets.MultisetSum`:
+n = 20 by default (10,626 multisets), at 50 digits, by :class:`dpverify.engine.datasets.multisets.MultisetSum`:
 
 * local: in this process (what ``dpverify check`` does), and over 2 forked processes (``workers=2``,
   ``multisets.PARALLEL_FROM`` lowered to 0);
 * cluster: the same sum with a ``LocalCluster`` of 1 and then 2 workers
-  (``dpverify.engine.cluster_sums``: units carry the path of this file, workers import it), with
+  (``dpverify.engine.execution.cluster_sums``: units carry the path of this file, workers import it), with
   ``multisets.REMOTE_FROM`` lowered to 0 so that this size goes to the cluster.
 
 Each table must equal the local one (the same laws, exactly) and each enclosure the local one (the
@@ -57,7 +57,7 @@ def too_wrong(t) -> bool:
 
 
 def failure(n: int, workers: int = 1):
-    from dpverify.engine.multisets import MultisetSum
+    from dpverify.engine.datasets.multisets import MultisetSum
     return MultisetSum(threshold_learner, {"eps": 1}, POPULATION, too_wrong, 50, workers=workers).at(n)
 
 
@@ -84,9 +84,10 @@ def main() -> None:
     from distributed import LocalCluster
 
     import bench_screening
-    from dpverify.engine import cluster_laws, executor, multisets
-    from dpverify.engine.datasets import enumerate_datasets
-    from dpverify.engine.reading import all_distributions
+    from dpverify.engine.execution import cluster_laws, executor
+    from dpverify.engine.datasets import multisets
+    from dpverify.engine.datasets.datasets import enumerate_datasets
+    from dpverify.engine.program.reading import all_distributions
 
     spec = bench_screening.scattered_spec(args.n)
     datasets = enumerate_datasets(spec.universe)

@@ -6,7 +6,7 @@
 
 Part 1: report noisy max with Lap(2/eps) (spec/benchmark/noisy_max.py's ``rnm_laplace``) over the
 full universe {0,1,2}^m under ell_inf neighbours, eps = 1: seconds of ``dp.check`` (every dataset's
-law, every pair, the verdict) with the argmax product form (engine/product_form.py, the default)
+law, every pair, the verdict) with the argmax product form (engine/program/product_form.py, the default)
 and, for m <= --old-up-to, with the general branch enumeration (2^(m-1) comparison paths per
 dataset, each integrated; the path every run took before), in the same process; their ratio and
 whether both give the same verdict and achieved epsilon (to 30 digits).  Wall and CPU seconds
@@ -31,7 +31,7 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "spec" / "benchmark"))
 
 import dpverify as dp  # noqa: E402
-from dpverify.engine import product_form  # noqa: E402
+from dpverify.engine.program import product_form  # noqa: E402
 
 from noisy_max import rnm_laplace  # noqa: E402
 from sparse_vector import svt  # noqa: E402
@@ -100,7 +100,7 @@ def main() -> None:
     parser.add_argument("--old-patterns-up-to", type=int, default=10,
                         help="old path for noisy max on the patterns up to this m (5 or 10)")
     args = parser.parse_args()
-    print(f"dpverify {dp.__version__}; product form: engine/product_form.py; eps = {Fraction(1)}")
+    print(f"dpverify {dp.__version__}; product form: engine/program/product_form.py; eps = {Fraction(1)}")
     warm = dp.spec(rnm_laplace, universe=dp.answers([0, 1], 2), grid={eps: [1]}, claims=[dp.private(eps)])
     timed(warm)  # the checks' lazy imports, outside the first figure
     full_universes(args.max_m, args.old_up_to)

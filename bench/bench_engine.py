@@ -33,7 +33,7 @@ from fractions import Fraction
 import mpmath
 
 import dpverify as dp
-from dpverify.engine.decimals import DIGITS
+from dpverify.engine.decide.decimals import DIGITS
 
 PRECISION = 50       # decimal digits, engine and baseline alike
 SHOW_DIGITS = 35     # digits printed for each achieved epsilon

@@ -6,14 +6,14 @@ mechanism with eps = 1 and score minus the empirical error (sensitivity 1/n).
 For each n, P[true error > alpha = 1/4] over the C(n+3, 3) multisets of the
 sample (10.8 million at n = 400), as a certified enclosure, two ways in one run:
 
-* new (dpverify.engine.counts): the learner's score is ``-dp.mean(...)``, so the
+* new (dpverify.engine.datasets.counts): the learner's score is ``-dp.mean(...)``, so the
   engine traces it once on a sealed sample and reads its exponent as a linear
   form in the counts; the exact multinomial weights are summed by exponent
   vector and each group's share enclosed once ("grouped": as narrow as the
   old reading, about 10^-50), or, above 400,000 groups (here every count vector
   is its own group), the sum is enclosed in float64 interval arithmetic
   ("float": certified, about 14 significant digits);
-* old (dpverify.engine.fastlaw, the per-multiset fast reading): the same learner
+* old (dpverify.engine.program.fastlaw, the per-multiset fast reading): the same learner
   written to read the sample's counts, run once per multiset and candidate,
   split over W forked processes from 50,000 multisets on (n <= O only).
 
@@ -34,9 +34,9 @@ from fractions import Fraction
 
 import dpverify as dp
 from dpverify.checks.theorems.sample_complexity import FailureProbability
-from dpverify.engine import counts
-from dpverify.engine.decimals import decimal
-from dpverify.engine.multisets import multisets
+from dpverify.engine.datasets import counts
+from dpverify.engine.decide.decimals import decimal
+from dpverify.engine.datasets.multisets import multisets
 
 XS = (0, 1, 2, 3)
 THRESHOLDS = (0, 1, 2, 3, 4)

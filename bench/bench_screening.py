@@ -11,7 +11,7 @@ same universe, pairs and laws:
 * engine screening: ``LossTable(table, left, right).max_loss()`` with the table's float enclosures
   already built -- pairs mapped to pairs of distinct laws, one vectorised pass over rigorous bounds of
   every ratio, and the cells that reach the maximum certified in mpmath intervals: the certified
-  achieved epsilon (dpverify/engine/screening.py, engine/loss.py).
+  achieved epsilon (dpverify/engine/screening.py, engine/loss/pairs.py).
 * enclosures: building the table's float enclosures (outward-rounded float64 bounds of every
   distinct law's probabilities, from the mpmath intervals), once per table and grid point;
   engine end to end = enclosures + screening.
@@ -42,8 +42,8 @@ import numpy as np
 
 import dpverify as dp
 from dpverify.checks.workspace import Workspace
-from dpverify.engine import screening
-from dpverify.engine.loss import LossTable
+from dpverify.engine.loss import screening
+from dpverify.engine.loss.pairs import LossTable
 from dpverify.options import Options
 
 sys.path.insert(0, str(Path(__file__).parent))

@@ -21,7 +21,7 @@ from . import logs
 from .cache import ENV_VARIABLE, Cache, default_dir
 from .cli_options import Run, run_options
 from .errors import SpecError
-from .engine import pool
+from .engine.execution import pool
 from .runner import Interrupted, Report, check_paths, exit_code, interruptible, render_error
 from .version import __version__
 

@@ -54,7 +54,7 @@ def _scheduler(ctx: click.Context, param: click.Parameter, value: Optional[str])
     """--scheduler: reach the Dask scheduler once, then let every process of the run use it."""
     if value is None:
         return
-    from .engine import executor  # noqa: PLC0415  (only runs given --scheduler pay for it)
+    from .engine.execution import executor  # noqa: PLC0415  (only runs given --scheduler pay for it)
     from .errors import SpecError  # noqa: PLC0415
     try:
         executor.probe(value)

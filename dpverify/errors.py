@@ -111,7 +111,7 @@ class CannotFollow(SpecError):
     """The exact audit (``dp.implementation``) cannot follow what the code does with its randomness
     (``math.log(u)``, ``rng.gumbel()``, ``u * v``...): not a mistake in the spec, a limit of exact
     enumeration.  A claim about such an implementation falls back to the statistical audit
-    (:mod:`dpverify.checks.privacy.fallback`); ``file`` and ``line`` locate the refused code."""
+    (:mod:`dpverify.checks.audit.fallback`); ``file`` and ``line`` locate the refused code."""
 
 
 class NotRational(DpverifyError):

@@ -8,7 +8,7 @@ that a check happened to write.  :meth:`Evidence.figures` is the JSON view of th
 same object, shown under ``"figures"`` in ``report.json``.
 
 Numbers are decimal strings with 40 significant digits (see
-:mod:`dpverify.engine.decimals`), or "inf"; floats appear only in plot data.
+:mod:`dpverify.engine.decide.decimals`), or "inf"; floats appear only in plot data.
 Adding a kind of claim means adding its evidence type here (or reusing one).
 """
 from __future__ import annotations

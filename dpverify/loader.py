@@ -22,7 +22,7 @@ from typing import NoReturn
 
 from .cache import imported_names, is_user_file
 from .dsl.params import FloatRefused
-from .engine.contract import SPEC_NAMES
+from .engine.program.contract import SPEC_NAMES
 from .dsl.spec import Spec
 from .errors import SpecError, dsl_misuse, line_in
 
@@ -150,7 +150,7 @@ def load(path: Path) -> list[Spec]:
         if importer is None or importer.loader is None:
             raise SpecError(f"{display} is not a Python file", "spec files end in .py")
         module = importlib.util.module_from_spec(importer)
-        module.__dict__.update(SPEC_NAMES)  # type(), id(), hash() as spec code may use them (engine/contract.py)
+        module.__dict__.update(SPEC_NAMES)  # type(), id(), hash() as spec code may use them (engine/program/contract.py)
         sys.modules[module_name] = module
         sys.path.insert(0, str(path.resolve().parent))  # like a script: helper modules beside it import
         before = set(sys.modules)

@@ -502,7 +502,7 @@ class _Worker:
     the platform cannot fork, in this process."""
 
     def __init__(self, path: str, specs: list, options: Any) -> None:
-        from .engine import pool
+        from .engine.execution import pool
         self.path, self.specs, self.options = path, specs, options
         self.workspaces: dict[int, Any] = {}
         self.ended = False
@@ -520,7 +520,7 @@ class _Worker:
         return run_point(self.path, spec, claim, spec.points_for(claim)[k], ws)
 
     def _serve(self, connection: Any) -> None:
-        """In the worker process (:func:`dpverify.engine.pool.start`): answer each key with its result
+        """In the worker process (:func:`dpverify.engine.execution.pool.start`): answer each key with its result
         until told to stop (or until pytest is gone: the worker dies with it)."""
         from .checks import PointResult, Status
         while (key := _received(connection)) is not None:

@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Optional
 
 from .cache import Cache
-from .engine import pool
+from .engine.execution import pool
 from .options import Options
 from .replay import relative
 from .results import ClaimResult, PointResult, Report, SpecReport, Status
@@ -339,7 +339,7 @@ def _send_reports(sender: Any, check: Callable[[], list[SpecReport]], cache: Opt
 
 def _worker(sender: Any, path: Path, specs: list[Spec], plans: dict[int, Plan], options: Options,
             cache: Optional[Cache]) -> None:
-    """In a forked worker (:func:`dpverify.engine.pool.start`): check one file's specs and send back
+    """In a forked worker (:func:`dpverify.engine.execution.pool.start`): check one file's specs and send back
     the reports (or what stopped them)."""
     _send_reports(sender, lambda: _check_file(path, specs, plans, options,
                                               lambda label: sender.send(("point", label)), cache), cache)

@@ -12,13 +12,13 @@ library's query)::
         x, x_prime = pair
         assert abs(clamped_sum(x) - clamped_sum(x_prime)) <= 1
 
-Every strategy draws only what the engine considers (``engine/datasets.py``): datasets are tuples of
+Every strategy draws only what the engine considers (``engine/datasets/datasets.py``): datasets are tuples of
 the universe's records at its sizes, multisets in the records' order when the universe is symmetric,
 and pairs are neighbours under its relation.  Pairs are built, not filtered: a dataset, then one of
 its neighbours (one position replaced, one record added, one label changed, every answer moved by at
 most one), in either order.  Examples shrink towards the smallest size, the first records and the
 first position.  A custom relation other than ``dp.l1_one`` and ``dp.linf_one`` cannot be inverted,
-so its pairs are the engine's own list (:func:`~dpverify.engine.datasets.neighbour_pairs`), computed
+so its pairs are the engine's own list (:func:`~dpverify.engine.datasets.datasets.neighbour_pairs`), computed
 once per strategy and refused above :data:`CUSTOM_PAIR_LIMIT` relation calls.
 
 ``hypothesis`` is imported here only: ``import dpverify`` does not load it.
@@ -36,7 +36,7 @@ from .dsl.spec import Spec
 from .dsl.universe import (ADD_REMOVE, LABEL_ONLY, REPLACE_ONE, Neighbours, PairSet, Relation, Universe, l1_one,
                            linf_one)
 from .dsl.universe import universe as make_universe
-from .engine.datasets import enumerate_datasets, estimate, neighbour_pairs, require_pairs
+from .engine.datasets.datasets import enumerate_datasets, estimate, neighbour_pairs, require_pairs
 from .errors import SpecError
 
 __all__ = ["CUSTOM_PAIR_LIMIT", "datasets", "grid_points", "neighbouring_pairs", "universes"]
@@ -49,7 +49,7 @@ Pair = tuple[tuple, tuple]
 
 def datasets(universe: Universe) -> st.SearchStrategy[tuple]:
     """Datasets of ``universe``: tuples of its records at one of its sizes (sorted in the records' order
-    when it is symmetric), exactly the set :func:`~dpverify.engine.datasets.enumerate_datasets` lists."""
+    when it is symmetric), exactly the set :func:`~dpverify.engine.datasets.datasets.enumerate_datasets` lists."""
     _require_universe(universe, "datasets")
     if isinstance(universe, PairSet):  # the listed datasets only
         return st.sampled_from(universe.datasets())
@@ -59,7 +59,7 @@ def datasets(universe: Universe) -> st.SearchStrategy[tuple]:
 
 def neighbouring_pairs(universe: Universe) -> st.SearchStrategy[Pair]:
     """Ordered pairs (x, x') of neighbouring datasets of ``universe``; both orders of every unordered pair
-    the engine checks (:func:`~dpverify.engine.datasets.neighbour_pairs`) are reached, and nothing else."""
+    the engine checks (:func:`~dpverify.engine.datasets.datasets.neighbour_pairs`) are reached, and nothing else."""
     _require_universe(universe, "neighbouring_pairs")
     rel = universe.neighbours
     r = len(universe.records)

@@ -34,10 +34,10 @@ is refuted, alone and composed (delta(T q eps) > 0, with its exact value).
 One DP-SGD step (``dpsgd_step``): each record kept with probability q = 1/100, the clipped sum
 (sensitivity 1) released with Gaussian noise of sigma = 1, under add/remove neighbours.  The pair is
 N(0, 1) against (1 - q) N(0, 1) + q N(1, 1), both ways; delta_T(1/2) is certified to 8+ digits for
-T = 1 (closed form: 2.21452e-7) and T = 100 (Mellin inversion, :mod:`dpverify.engine.pld_gaussian_mellin`:
+T = 1 (closed form: 2.21452e-7) and T = 100 (Mellin inversion, :mod:`dpverify.engine.pld.gaussian_mellin`:
 1.27498e-4); T = 10 is beyond that method's node budget and lies between certified bounds of its
 discretised loss distribution (a grid of 1/500: cells merged for the lower bound, split between grid
-points for the upper one; :mod:`dpverify.engine.pld_gaussian_tight`): 2.54e-6 to 2.56e-6.  A claim above
+points for the upper one; :mod:`dpverify.engine.pld.gaussian_tight`): 2.54e-6 to 2.56e-6.  A claim above
 the upper end is verified; one below the lower end is refuted (re-confirmed at twice the precision).
 
 Sampling without replacement, exactly (``without_replacement``): one of n = 2 records in {-1, 1} is
@@ -48,7 +48,7 @@ with the base's add/remove level eps -- ln(1 + q(e^eps - 1)) at q = m/n, the pit
 sampling without replacement under substitution with a Poisson accountant (Lebeda et al. 2024) -- is
 refuted.  The exact curves beside it: each law is a mixture (1 - m/n) A + (m/n) B over whether the
 replaced record was sampled, its loss distribution exact (three distinct losses, an exact multinomial
-of 1326 terms at T = 50; :func:`dpverify.engine.pld_atoms.without_replacement` gives the same pairs
+of 1326 terms at T = 50; :func:`dpverify.engine.pld.atoms.without_replacement` gives the same pairs
 from the base laws): advanced composition over eps0 holds at T = 50, basic composition's T eps0 is
 exact (delta = 0: the largest loss equals eps0, a tie shown by algebra), and advanced composition over
 the Poisson formula's eps0 is refuted with the exact delta.

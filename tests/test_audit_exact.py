@@ -14,8 +14,8 @@ from hypothesis import given, settings, strategies as st
 import dpverify as dp
 from dpverify.dsl.generators import choice_law
 from dpverify.dsl.instrumented import GRID, grid_count
-from dpverify.engine.backend import SympyBackend
-from dpverify.engine.reading import distribution
+from dpverify.engine.program.backend import SympyBackend
+from dpverify.engine.program.reading import distribution
 from dpverify.errors import CannotFollow
 
 eps = dp.symbol("eps", positive=True)

@@ -112,8 +112,8 @@ def test_a_refused_construct_falls_back_to_the_statistical_audit(fn, spec_progra
 
 def test_the_refusal_is_a_cannot_follow_with_its_line():
     """The exact reading itself still refuses (a CannotFollow, a SpecError), at the line."""
-    from dpverify.engine.backend import SympyBackend
-    from dpverify.engine.reading import distribution
+    from dpverify.engine.program.backend import SympyBackend
+    from dpverify.engine.program.reading import distribution
     with pytest.raises(CannotFollow) as info:
         distribution(dp.implementation(gumbel_em), (0, 1), {"eps": 1}, SympyBackend())
     assert relative(info.value.file) == HERE and info.value.line == line_of(gumbel_em, "rng.gumbel()")

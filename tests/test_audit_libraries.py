@@ -19,8 +19,8 @@ import sympy
 import dpverify as dp
 from dpverify.dsl.generators import SystemRandomGenerator
 from dpverify.dsl.instrumented import GRID
-from dpverify.engine.backend import SympyBackend
-from dpverify.engine.reading import distribution
+from dpverify.engine.program.backend import SympyBackend
+from dpverify.engine.program.reading import distribution
 from dpverify.options import Options
 from dpverify.results import Status
 from dpverify.runner import check_paths

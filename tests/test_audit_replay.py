@@ -18,7 +18,7 @@ from hypothesis import HealthCheck, given, settings, strategies as st
 
 import dpverify as dp
 from dpverify.checks import Options
-from dpverify.checks.privacy.calibrated import readings
+from dpverify.checks.audit.replay import readings
 from dpverify.dsl.recording import NoiseValue, RecordingNumpy, RecordingRandom, record
 from dpverify.errors import SpecError
 from dpverify.evidence import ReplayEvidence

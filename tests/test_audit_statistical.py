@@ -14,7 +14,7 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 import dpverify as dp
-from dpverify.checks.privacy import clopper_pearson as cp
+from dpverify.checks.audit import clopper_pearson as cp
 from dpverify.errors import SpecError
 from dpverify.results import ClaimResult, PointResult, Report, SpecReport, Status, worst
 from dpverify.runner import exit_code
@@ -311,7 +311,7 @@ def test_events_gather_a_violation_spread_over_many_outputs() -> None:
     """A spec whose loss is spread over many rare outputs: the chosen event gathers them (the
     likelihood-ratio prefix), and its score beats every single output's."""
     from dpverify.checks import Options, Workspace
-    from dpverify.checks.privacy.statistical_events import choose
+    from dpverify.checks.audit.events import choose
 
     def spread(data, eps):  # 20 rare outputs each twice as likely under X = (1, 1) as under (0, 0)
         rare = {k: Fraction(1, 100) * (1 + sum(data)) / 3 for k in range(20)}
@@ -409,7 +409,7 @@ def test_geometric_black_box_tails_are_cells_never_enumerated() -> None:
 
 
 def test_rare_outputs_are_pooled_into_exact_cells() -> None:
-    from dpverify.checks.privacy.statistical_cells import cells
+    from dpverify.checks.audit.cells import cells
 
     law = {k: mpmath.iv.mpf(w) for k, w in {0: 0.5, 1: 0.3, 2: 0.19, 3: 0.009, 4: 0.001, -1: 0.0}.items()}
     found = cells(law, 1000)
@@ -443,7 +443,7 @@ def lap_pair(data, eps):
 
 
 def test_dkw_threshold_matches_its_definition() -> None:
-    from dpverify.checks.privacy.statistical_continuous import dkw_threshold
+    from dpverify.checks.audit.continuous import dkw_threshold
 
     for n, level in ((100, 0.05), (4_000, 2.5e-10), (10 ** 6, 1e-12)):
         t = dkw_threshold(n, level)

@@ -15,9 +15,10 @@ distributed = pytest.importorskip("distributed", reason="Dask's distributed is n
                                                         "(pip install 'dpverify[cluster]'; dev includes it)")
 
 import dpverify as dp  # noqa: E402
-from dpverify.engine import cluster_laws, executor, screening  # noqa: E402
-from dpverify.engine.loss import LossTable  # noqa: E402
-from dpverify.engine.reading import all_distributions as local_distributions  # noqa: E402
+from dpverify.engine.execution import cluster_laws, executor
+from dpverify.engine.loss import screening  # noqa: E402
+from dpverify.engine.loss.pairs import LossTable  # noqa: E402
+from dpverify.engine.program.reading import all_distributions as local_distributions  # noqa: E402
 from dpverify.errors import SpecError  # noqa: E402
 from dpverify.loader import load  # noqa: E402
 
@@ -125,7 +126,7 @@ def test_tables_equal_the_local_reading(spec_file, on_cluster, monkeypatch) -> N
 
 
 def dp_datasets(spec):
-    from dpverify.engine.datasets import enumerate_datasets
+    from dpverify.engine.datasets.datasets import enumerate_datasets
     return enumerate_datasets(spec.universe)
 
 
@@ -178,7 +179,7 @@ def test_closures_and_small_universes_stay_local(spec_file, on_cluster, monkeypa
 def test_pair_screening_spread_over_the_workers_equals_one_pass(spec_file, on_cluster, monkeypatch) -> None:
     specs, module = _module(spec_file)
     datasets = dp_datasets(specs[0])
-    from dpverify.engine.datasets import neighbour_pairs
+    from dpverify.engine.datasets.datasets import neighbour_pairs
     left, right = neighbour_pairs(specs[0].universe, datasets)
     table = local_distributions(module.too_sensitive, datasets, {"eps": 1}, 30)
     one = LossTable(table, left, right)
@@ -230,8 +231,8 @@ def test_an_unreachable_scheduler_is_a_usage_error(spec_file, monkeypatch) -> No
 
 
 def _unit(path, qualname="learner", **changes):
-    from dpverify.engine.datasets import enumerate_datasets
-    from dpverify.engine.enumerate import LEAF_BUDGET
+    from dpverify.engine.datasets.datasets import enumerate_datasets
+    from dpverify.engine.program.enumerate import LEAF_BUDGET
     specs = load(path)
     unit = {"file": str(path), "qualname": qualname, "params": {"eps": 1}, "dps": 20, "budget": LEAF_BUDGET.get(),
             "datasets": enumerate_datasets(specs[0].universe)[:4], "windows": {},

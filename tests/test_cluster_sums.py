@@ -14,8 +14,9 @@ distributed = pytest.importorskip("distributed", reason="Dask's distributed is n
                                                         "(pip install 'dpverify[cluster]'; dev includes it)")
 
 import dpverify as dp  # noqa: E402
-from dpverify.engine import cluster_laws, cluster_sums, executor, multisets  # noqa: E402
-from dpverify.engine.multisets import MultisetSum  # noqa: E402
+from dpverify.engine.execution import cluster_laws, cluster_sums, executor
+from dpverify.engine.datasets import multisets  # noqa: E402
+from dpverify.engine.datasets.multisets import MultisetSum  # noqa: E402
 from dpverify.errors import SpecError  # noqa: E402
 from dpverify.loader import load  # noqa: E402
 

@@ -15,10 +15,10 @@ from hypothesis import given, settings, strategies as st
 from sympy import Rational, exp
 
 import dpverify as dp
-from dpverify.engine.backend import IntervalBackend
-from dpverify.engine.pld import NotOnLattice, delta_at, lattice_pld
-from dpverify.engine.pld_atoms import atoms, composed_delta, poisson_subsampled
-from dpverify.engine.pld_bounds import delta_bounds, discretise
+from dpverify.engine.program.backend import IntervalBackend
+from dpverify.engine.pld.lattice import NotOnLattice, delta_at, lattice_pld
+from dpverify.engine.pld.atoms import atoms, composed_delta, poisson_subsampled
+from dpverify.engine.pld.bounds import delta_bounds, discretise
 from dpverify.errors import SpecError
 
 eps = dp.symbol("eps", positive=True)
@@ -449,7 +449,7 @@ def test_discretised_discrete_pairs_bracket_enumeration(monkeypatch):
     """Six outputs with six distinct losses on no lattice: with the multinomial's budget cut to 10 terms,
     the discretised bounds take over and bracket the brute-force delta of every 3-tuple; a claim between
     the exact value and the lower bound is refuted, one above the upper bound verified."""
-    import dpverify.engine.pld_atoms as pld_atoms
+    import dpverify.engine.pld.atoms as pld_atoms
     monkeypatch.setattr(pld_atoms, "MAX_TERMS", 10)
     with mpmath.workdps(50):
         def delta(first, second):
@@ -477,7 +477,7 @@ def test_discretised_discrete_pairs_bracket_enumeration(monkeypatch):
 def test_compositions_beyond_the_budgets_are_unknown_with_the_reason(monkeypatch):
     """Counted budgets, checked before the work: 10,000 Laplace runs exceed the grid budget, and a lattice
     product beyond the term budget falls back to the next route instead of running on."""
-    import dpverify.engine.pld as pld
+    import dpverify.engine.pld.lattice as pld
     spec = dp.spec(lambda data, eps: dp.laplace(data[0], 1), universe=BIT, grid={eps: [1]},
                    claims=[dp.profile(at=[10], delta=Rational(1, 10), times=10000)])
     point = dp.check(spec)[0]

@@ -10,7 +10,7 @@ import pytest
 from sympy import Rational as R
 
 import dpverify as dp
-from dpverify.engine import pld, pld_atoms, pld_bounds, pld_gaussian_mixture, pld_gaussian_tight
+from dpverify.engine.pld import lattice as pld, atoms as pld_atoms, bounds as pld_bounds, gaussian_mixture as pld_gaussian_mixture, gaussian_tight as pld_gaussian_tight
 
 BIT = dp.universe([0, 1], n=1, neighbours=dp.REPLACE_ONE)
 ADD = dp.universe([1], n=range(0, 2), neighbours=dp.ADD_REMOVE)
@@ -181,13 +181,13 @@ def test_subsampled_laplace_beyond_its_lattice_is_unknown_not_a_crash(counted, t
     assert counted["products"] == 0
 
 
-# --- the Mellin route of the Poisson-subsampled Gaussian (engine/pld_gaussian_mellin.py) -----------------------
+# --- the Mellin route of the Poisson-subsampled Gaussian (engine/pld/gaussian_mellin.py) -----------------------
 
 @pytest.fixture
 def evaluations(monkeypatch):
     """Every Mellin budget made during the test (one per route, one per confirmation): their counted integrand
     evaluations (charged whether computed or remembered from an earlier test: independent of the order)."""
-    from dpverify.engine import pld_gaussian_mellin as mellin
+    from dpverify.engine.pld import gaussian_mellin as mellin
     made = []
     init = mellin.Budget.__init__
 
@@ -212,7 +212,7 @@ def _spent(budgets) -> int:
 def test_dpsgd_at_10_to_the_30_steps_is_refused_by_its_plan(counted, evaluations):
     """Before: over a minute (the moment bound m(a)^T turned into a Fraction of 2^(10^28); then ~10^28 bits of
     working precision planned).  Now the plan's node count refuses it, then the grid's coefficients."""
-    from dpverify.engine import pld_gaussian_mellin as mellin
+    from dpverify.engine.pld import gaussian_mellin as mellin
     result = _one(dp.spec(_dpsgd(R(1, 100), 1), universe=ADD,
                           claims=[dp.profile(at=[1], delta=R(1, 10), times=10 ** 30)]))
     assert result.status.value == "unknown", result.message
@@ -226,7 +226,7 @@ def test_a_tiny_rate_and_noise_scale_is_refused_by_the_planners_first_moment(cou
     """q = 10^-4, sigma = 1/1000 (D = 1000), T = 10.  Before: over a minute (183 planner moments of up to 200,000
     evaluations each, every one a non-finite ball).  Now each integral is capped at EVAL_LIMIT evaluations and the
     first non-finite planner moment ends the route; the grid is refused on its float boundaries."""
-    from dpverify.engine import pld_gaussian_mellin as mellin
+    from dpverify.engine.pld import gaussian_mellin as mellin
     result = _one(dp.spec(_dpsgd(R(1, 10 ** 4), R(1, 1000)), universe=ADD,
                           claims=[dp.profile(at=[1], delta=R(1, 10), times=10)]))
     assert result.status.value == "unknown", result.message
@@ -238,7 +238,7 @@ def test_a_tiny_rate_and_noise_scale_is_refused_by_the_planners_first_moment(cou
 def test_gdp_of_dpsgd_at_a_hundred_steps_ends_on_the_evaluation_budget(counted, evaluations):
     """Before: over a minute (every eps of the grid planned and summed; T = 10 took 42 s to end unknown).  Now the
     route's integrand evaluations are counted against MAX_EVALUATIONS: the claim ends unknown naming it."""
-    from dpverify.engine import pld_gaussian_mellin as mellin
+    from dpverify.engine.pld import gaussian_mellin as mellin
     result = _one(dp.spec(_dpsgd(R(1, 100), 1), universe=ADD, claims=[dp.gdp(1, times=100)]))
     assert result.status.value == "unknown", result.message
     assert "integrand evaluations" in result.message and "--max-work" in result.message
@@ -249,7 +249,7 @@ def test_gdp_of_dpsgd_at_a_hundred_steps_ends_on_the_evaluation_budget(counted, 
 def test_half_rate_and_huge_noise_at_a_billion_steps_is_refused_by_its_envelope(counted, evaluations):
     """q = 1/2, sigma = 10^6, T = 10^9 took 24 s: the envelope of the omitted nodes walked in tiny steps (D = 10^-6
     makes |m(a + it)| barely below 1).  Now its points and the route's evaluations are counted."""
-    from dpverify.engine import pld_gaussian_mellin as mellin
+    from dpverify.engine.pld import gaussian_mellin as mellin
     result = _one(dp.spec(_dpsgd(R(1, 2), 10 ** 6), universe=ADD,
                           claims=[dp.profile(at=[1], delta=R(1, 10), times=10 ** 9)]))
     assert result.status.value == "unknown", result.message
@@ -262,7 +262,7 @@ def test_the_mellin_budget_is_never_exceeded_and_scales(evaluations):
     """A budget admits an integral only when its cap fits: a tiny budget refuses T = 100 at once, naming itself."""
     from fractions import Fraction
 
-    from dpverify.engine import pld_gaussian_mellin as mellin
+    from dpverify.engine.pld import gaussian_mellin as mellin
     small = mellin.Budget(3 * (mellin.EVAL_LIMIT + mellin.OVERSHOOT))
     with pytest.raises(mellin.Unreached, match="integrand evaluations"):
         mellin.certified_delta(Fraction(1, 100), Fraction(1), 100, Fraction(1), True, 8, budget=small)

@@ -6,9 +6,9 @@ import pytest
 import sympy
 
 import dpverify as dp
-from dpverify.engine.backend import IntervalBackend, SympyBackend, exact_sign
-from dpverify.engine.datasets import enumerate_datasets, estimate, neighbour_pairs
-from dpverify.engine.reading import distribution
+from dpverify.engine.program.backend import IntervalBackend, SympyBackend, exact_sign
+from dpverify.engine.datasets.datasets import enumerate_datasets, estimate, neighbour_pairs
+from dpverify.engine.program.reading import distribution
 from dpverify.errors import SpecError
 
 from .helpers import eps, statuses

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import os
 
-from dpverify.engine import executor, pool
+from dpverify.engine.execution import executor, pool
 
 
 def square_and_pid(x: int) -> tuple[int, int]:

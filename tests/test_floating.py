@@ -20,7 +20,7 @@ import pytest
 
 import dpverify as dp
 from dpverify.checks import Workspace, check_point
-from dpverify.engine.floating import GRID, Sampler, candidates
+from dpverify.engine.program.floating import GRID, Sampler, candidates
 from dpverify.errors import SpecError
 from dpverify.options import Options
 from dpverify.results import Status

@@ -30,8 +30,8 @@ from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 
 import dpverify as dp
-from dpverify.engine.backend import SympyBackend
-from dpverify.engine.reading import distribution
+from dpverify.engine.program.backend import SympyBackend
+from dpverify.engine.program.reading import distribution
 from tests.reference import audit
 
 G = 2 ** 53

@@ -535,7 +535,7 @@ def _achieved(ref: Reference, case: Case, point: Any, label: str) -> list[Findin
 # A finding still open: (shape, category) pairs whose failure is expected while the engine is fixed.
 SELF_SHAPES = {"argmax:all_ge_self", "argmax:all_le_self", "argmax:all_shift_self", "self-compare",
                "svt:shift_self", "svt:threshold_self"}
-OPEN_SELF_COMPARISON = False  # the x >= x bug (C1): fixed in engine/noise.py
+OPEN_SELF_COMPARISON = False  # the x >= x bug (C1): fixed in engine/continuous/noise.py
 
 
 def _expected(case: Case, finding: Finding) -> bool:

@@ -35,7 +35,8 @@ from typing import Any
 
 import pytest
 
-from dpverify.engine import noise, noisy, product_form
+from dpverify.engine.continuous import noise, noisy
+from dpverify.engine.program import product_form
 from tests import test_fuzz_continuous as fuzz
 
 

@@ -1,4 +1,4 @@
-"""Composed Laplace releases between second-order certified bounds (engine/pld_bounds.py): each cell of the
+"""Composed Laplace releases between second-order certified bounds (engine/pld/bounds.py): each cell of the
 loss's continuous part at its midpoint (Jensen in e^-L: lower) or split to its ends keeping both masses
 (a mean-preserving spread: upper).  Checked against a 50-digit quadrature of two releases, against the
 first-order bounds that round every loss down and up (an independent construction: the two brackets must
@@ -12,9 +12,9 @@ import pytest
 from sympy import Rational
 
 import dpverify as dp
-from dpverify.engine import pld_bounds
-from dpverify.engine.backend import IntervalBackend
-from dpverify.engine.pld_bounds import delta_bounds, discretise, laplace_grid
+from dpverify.engine.pld import bounds as pld_bounds
+from dpverify.engine.program.backend import IntervalBackend
+from dpverify.engine.pld.bounds import delta_bounds, discretise, laplace_grid
 from tests.test_composition import _laplace_two_fold
 
 

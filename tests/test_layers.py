@@ -90,7 +90,7 @@ def test_nothing_inside_imports_the_root_facade(graph: grimp.ImportGraph) -> Non
 def test_the_engine_is_installed_behind_the_dsl_port() -> None:
     import dpverify  # noqa: F401  (the facade imports the engine, which installs itself)
     from dpverify.dsl import port
-    from dpverify.engine.port import ENGINE
+    from dpverify.engine.program.port import ENGINE
     assert port.engine() is ENGINE
     with pytest.raises(dpverify.SpecError, match=r"bernoulli\(\) was called outside a mechanism run"):
         dpverify.bernoulli(0)
@@ -101,12 +101,14 @@ def test_the_engine_is_installed_behind_the_dsl_port() -> None:
 # ----- the checks can fail -------------------------------------------------------------------
 
 BREAKS = [  # (module file, an import added inside a function, the broken import lint-imports must name)
-    ("dsl/laws.py", "from ..engine import enumerate", "dpverify.dsl.laws -> dpverify.engine.enumerate"),
-    ("engine/run.py", "from ..checks import workspace", "dpverify.engine.run -> dpverify.checks.workspace"),
-    ("engine/run.py", "from ..dsl import claims", "dpverify.engine.run -> dpverify.dsl.claims"),
+    ("dsl/laws.py", "from ..engine.program import enumerate", "dpverify.dsl.laws -> dpverify.engine.program.enumerate"),
+    ("engine/program/run.py", "from ...checks import workspace", "dpverify.engine.program.run -> dpverify.checks.workspace"),
+    ("engine/program/run.py", "from ...dsl import claims", "dpverify.engine.program.run -> dpverify.dsl.claims"),
     ("runner.py", "from .report import blocks", "dpverify.runner -> dpverify.report.blocks"),
     ("checks/privacy/discrete.py", "from ..theorems import prediction",
      "dpverify.checks.privacy.discrete -> dpverify.checks.theorems.prediction"),
+    ("checks/privacy/discrete.py", "from ..audit import conforms",
+     "dpverify.checks.privacy.discrete -> dpverify.checks.audit.conforms"),
 ]
 
 

@@ -10,7 +10,7 @@ import z3
 
 import dpverify as dp
 from dpverify import logs
-from dpverify.engine import smt
+from dpverify.engine.decide import smt
 
 x = dp.symbol("x")
 
@@ -58,7 +58,7 @@ def test_very_verbose_shows_the_z3_resources_each_query_spent(capsys) -> None:
     outcome = smt.check(solver, 100_000)
     err = capsys.readouterr().err
     assert outcome.answer == z3.unsat
-    assert (f"dpverify: DEBUG dpverify.engine.smt: z3 answered unsat using {outcome.used} of rlimit 100000"
+    assert (f"dpverify: DEBUG dpverify.engine.decide.smt: z3 answered unsat using {outcome.used} of rlimit 100000"
             in err), err
 
 

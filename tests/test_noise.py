@@ -23,11 +23,11 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import dpverify as dp
-from dpverify.engine.gaussian_delta import gaussian_delta, phi
-from dpverify.engine.backend import IntervalBackend, SympyBackend
-from dpverify.engine import piecewise
-from dpverify.engine.noisy import Density
-from dpverify.engine.reading import distribution
+from dpverify.engine.continuous.gaussian_delta import gaussian_delta, phi
+from dpverify.engine.program.backend import IntervalBackend, SympyBackend
+from dpverify.engine.continuous import piecewise
+from dpverify.engine.continuous.noisy import Density
+from dpverify.engine.program.reading import distribution
 
 from .helpers import encloses, frac, lo_hi, mid
 

@@ -10,7 +10,7 @@ import pytest
 from rich.console import Console
 
 import dpverify as dp
-from dpverify.engine.datasets import enumerate_datasets, estimate, neighbour_pairs
+from dpverify.engine.datasets.datasets import enumerate_datasets, estimate, neighbour_pairs
 from dpverify.options import Options
 from dpverify.report import terminal
 from dpverify.report.json_report import document

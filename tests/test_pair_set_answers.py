@@ -1,4 +1,4 @@
-"""The vectorised pairs of dp.linf_one and dp.l1_one (engine/datasets.py) are the pairs the relations give
+"""The vectorised pairs of dp.linf_one and dp.l1_one (engine/datasets/datasets.py) are the pairs the relations give
 when called on every two datasets, on random integer answer universes."""
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import dpverify as dp
-from dpverify.engine import datasets as ds
+from dpverify.engine.datasets import datasets as ds
 
 
 @settings(max_examples=60, deadline=None)

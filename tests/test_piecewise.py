@@ -1,4 +1,4 @@
-"""The exact calculus of piecewise exponential-polynomials (dpverify.engine.piecewise).
+"""The exact calculus of piecewise exponential-polynomials (dpverify.engine.continuous.piecewise).
 
 Everything here is checked against something independent of the module: the
 explicit formulas evaluated directly in mpmath, mpmath.quad on those formulas
@@ -17,9 +17,9 @@ import sympy
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from dpverify.engine import piecewise as pw
-from dpverify.engine.backend import IntervalBackend, SympyBackend
-from dpverify.engine.noisy import Noise
+from dpverify.engine.continuous import piecewise as pw
+from dpverify.engine.program.backend import IntervalBackend, SympyBackend
+from dpverify.engine.continuous.noisy import Noise
 
 from .helpers import encloses, frac, lo_hi, mid
 

@@ -2,7 +2,7 @@
 returns must contain a value computed here (or embedded here) without any dpverify code.
 
 Engine paths: the subsampled Gaussian's closed form (T = 1) and Mellin inversion
-(``engine/pld_gaussian_mellin.py``), its grid bracket (``pld_gaussian_tight.one_step_tight`` composed by
+(``engine/pld/gaussian_mellin.py``), its grid bracket (``pld_gaussian_tight.one_step_tight`` composed by
 ``pld_gaussian_mixture.compose`` and bounded by ``pld_bounds.delta_bounds``, as
 ``checks/composition/mixture.py`` calls them), the subsampled Laplace's closed form and certified integral
 (``pld_laplace_mixture``) and lattice bracket (``pld_laplace_mixture_bounds``), and plain Laplace
@@ -34,15 +34,15 @@ from fractions import Fraction as F
 import mpmath
 import pytest
 
-from dpverify.engine import pld_gaussian_mellin as mellin
-from dpverify.engine.backend import IntervalBackend
-from dpverify.engine.pld_bounds import delta_bounds, discretise
-from dpverify.engine.pld_gaussian_mixture import compose
-from dpverify.engine.pld_gaussian_tight import one_step_tight
-from dpverify.engine.pld_laplace_mixture import Unreached as LaplaceUnreached
-from dpverify.engine.pld_laplace_mixture import certified_delta as laplace_certified
-from dpverify.engine.pld_laplace_mixture_bounds import bounds as lattice_bounds
-from dpverify.engine.pld_laplace_mixture_bounds import discretised as lattice, top_loss
+from dpverify.engine.pld import gaussian_mellin as mellin
+from dpverify.engine.program.backend import IntervalBackend
+from dpverify.engine.pld.bounds import delta_bounds, discretise
+from dpverify.engine.pld.gaussian_mixture import compose
+from dpverify.engine.pld.gaussian_tight import one_step_tight
+from dpverify.engine.pld.laplace_mixture import Unreached as LaplaceUnreached
+from dpverify.engine.pld.laplace_mixture import certified_delta as laplace_certified
+from dpverify.engine.pld.laplace_mixture_bounds import bounds as lattice_bounds
+from dpverify.engine.pld.laplace_mixture_bounds import discretised as lattice, top_loss
 
 DPS = 60
 

@@ -1,6 +1,6 @@
-"""The Poisson-subsampled Gaussian certified by the Mellin inversion (engine/pld_gaussian_mellin.py).
+"""The Poisson-subsampled Gaussian certified by the Mellin inversion (engine/pld/gaussian_mellin.py).
 
-Checked against what does not share its code: the grid brackets of engine/pld_gaussian_tight.py (the
+Checked against what does not share its code: the grid brackets of engine/pld/gaussian_tight.py (the
 value must lie inside), the one-step hockey-stick divergence by mpmath quadrature of the two densities,
 dp_accounting's PLD accountant on a fine grid (an independent discretisation, to its own accuracy), and
 the same value from a second plan (another line Re s = a and step h: the balls must overlap).  Mutants:
@@ -17,10 +17,10 @@ from sympy import Rational
 
 import dpverify as dp
 from dpverify.checks.composition import mixture
-from dpverify.engine import pld_gaussian_mellin as mellin
-from dpverify.engine.backend import IntervalBackend
-from dpverify.engine.pld_gaussian_mixture import compose, subsampled_bounds
-from dpverify.engine.pld_gaussian_tight import one_step_tight
+from dpverify.engine.pld import gaussian_mellin as mellin
+from dpverify.engine.program.backend import IntervalBackend
+from dpverify.engine.pld.gaussian_mixture import compose, subsampled_bounds
+from dpverify.engine.pld.gaussian_tight import one_step_tight
 
 Q, D = Fraction(1, 100), Fraction(1)
 
@@ -220,7 +220,7 @@ def test_other_rates_and_distances_inside_the_grid_bracket(q, d, times, eps, mon
     """Away from the DP-SGD example (a saddle near a = 1 made the planner fail with a ValueError before: it
     must plan or answer Unreached, never raise anything else); delta down to 1.6e-19.  The reference grid
     bracket is composed beyond the checker's grid budgets (a test's oracle, not a route: budgets raised)."""
-    from dpverify.engine import pld_budget
+    from dpverify.engine.pld import budget as pld_budget
     monkeypatch.setattr(pld_budget, "FACTOR", 1000.0)
     both = [mellin.certified_delta(q, d, times, eps, added, 8) for added in (True, False)]
     top = max(both, key=lambda c: c.upper)

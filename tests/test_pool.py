@@ -1,4 +1,4 @@
-"""The program's worker pool (dpverify.engine.pool): results in order whatever the split, failures
+"""The program's worker pool (dpverify.engine.execution.pool): results in order whatever the split, failures
 reported, no nested forks, and no worker outliving its parent -- stopped in a finally on an error
 or an interruption, and killed by the kernel (PR_SET_PDEATHSIG) when the parent dies abruptly."""
 from __future__ import annotations
@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from dpverify.engine import pool
+from dpverify.engine.execution import pool
 
 pytestmark = pytest.mark.skipif(not pool.can_fork(), reason="workers are forked")
 
@@ -96,7 +96,7 @@ def _parent(pid: int) -> int:
 
 SCRIPT = textwrap.dedent("""
     import os, sys, time
-    from dpverify.engine import pool
+    from dpverify.engine.execution import pool
 
     def slow(item):
         print(os.getpid(), flush=True)

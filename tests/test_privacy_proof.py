@@ -8,7 +8,7 @@ import sympy
 
 import dpverify as dp
 from dpverify.checks.privacy.level import e_to
-from dpverify.engine.symbolic import basis, rational_function
+from dpverify.engine.program.symbolic import basis, rational_function
 
 from .helpers import eps, rr_spec
 

@@ -1,4 +1,4 @@
-"""The argmax product form (engine/product_form.py) against the general reading's branch enumeration.
+"""The argmax product form (engine/program/product_form.py) against the general reading's branch enumeration.
 
 The product form must give the same law as enumerating every comparison branch, on every
 program it accepts, and must decline (None: the general reading reads the run) every program
@@ -15,10 +15,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import dpverify as dp
-from dpverify.engine import product_form
-from dpverify.engine.backend import IntervalBackend, SympyBackend
-from dpverify.engine.enumerate import Session
-from dpverify.engine.reading import distribution
+from dpverify.engine.program import product_form
+from dpverify.engine.program.backend import IntervalBackend, SympyBackend
+from dpverify.engine.program.enumerate import Session
+from dpverify.engine.program.reading import distribution
 
 from .helpers import encloses, lo_hi
 

@@ -7,9 +7,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import dpverify as dp
-from dpverify.engine.backend import IntervalBackend
-from dpverify.engine.datasets import enumerate_datasets, neighbour_pairs
-from dpverify.engine.reading import distribution
+from dpverify.engine.program.backend import IntervalBackend
+from dpverify.engine.datasets.datasets import enumerate_datasets, neighbour_pairs
+from dpverify.engine.program.reading import distribution
 
 from .helpers import eps
 

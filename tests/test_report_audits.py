@@ -303,7 +303,7 @@ def test_a_refused_audit_states_no_sampling_budget(tmp_path: Path) -> None:
 
 
 def test_a_long_audit_records_its_first_cells_and_says_so(monkeypatch: pytest.MonkeyPatch) -> None:
-    from dpverify.checks.privacy import statistical
+    from dpverify.checks.audit import statistical
     monkeypatch.setattr(statistical, "SAMPLED_CELLS", 3)
     claim = _claim(check_paths([BLACK_BOX], Options()), "seeded_rr", "conforms")
     ev = claim.points[0].evidence

@@ -1,7 +1,7 @@
 """Sample-complexity claims: the exact failure probability at the bound's n, and mutants refuted; the fast
-reading of the failure probability (dpverify.engine.fastlaw) against the general interval reading, against
+reading of the failure probability (dpverify.engine.program.fastlaw) against the general interval reading, against
 exact sympy values, and on random small populations; the multiset sums in the engine
-(dpverify.engine.multisets), which know nothing of claims, split over the program's worker pool."""
+(dpverify.engine.datasets.multisets), which know nothing of claims, split over the program's worker pool."""
 import itertools
 import math
 import os
@@ -16,10 +16,10 @@ from sympy import Rational, log
 
 import dpverify as dp
 from dpverify.checks.theorems.sample_complexity import FailureProbability
-from dpverify.engine import multisets as ms
-from dpverify.engine import pool
-from dpverify.engine.multisets import MultisetSum, multisets
-from dpverify.engine.fastlaw import ExpAtoms, Exponent, Unsupported, capture, rational
+from dpverify.engine.datasets import multisets as ms
+from dpverify.engine.execution import pool
+from dpverify.engine.datasets.multisets import MultisetSum, multisets
+from dpverify.engine.program.fastlaw import ExpAtoms, Exponent, Unsupported, capture, rational
 
 eps = dp.symbol("eps", positive=True)
 alpha = dp.symbol("alpha", positive=True)
@@ -77,7 +77,7 @@ def test_a_bound_that_asks_for_too_few_samples_is_refuted() -> None:
     assert "confirmed" in result.message and result.witness is not None
 
 
-# ----- the fast reading (dpverify.engine.fastlaw) against the general interval reading and exact values --
+# ----- the fast reading (dpverify.engine.program.fastlaw) against the general interval reading and exact values --
 
 def both(spec, n, dps=30, alpha_=Rational(1, 4)):
     """The fast and the general enclosure of the failure probability at n, and the fast reader."""
@@ -194,7 +194,7 @@ def test_runs_not_of_the_fast_form_fall_back_to_the_interval_reading(program) ->
 
 
 def test_capture_refuses_what_it_cannot_read() -> None:
-    from dpverify.engine.backend import IntervalBackend
+    from dpverify.engine.program.backend import IntervalBackend
     backend = IntervalBackend(20)
     data = ((0, 0), (2, 1))
     assert capture(lambda: learner(data, Fraction(1)), backend)[0] is not None
@@ -256,7 +256,7 @@ def test_a_failing_worker_makes_the_sum_redo_in_process(monkeypatch) -> None:
 
 
 def test_the_engine_sum_needs_no_claim() -> None:
-    """dpverify.engine.multisets takes a program, a population and a predicate on outputs: the same
+    """dpverify.engine.datasets.multisets takes a program, a population and a predicate on outputs: the same
     enclosure as the check's failure probability, whose only addition is deciding error > alpha."""
     spec = spec_with(1)
     population = tuple(POPULATION.items())

@@ -1,4 +1,4 @@
-"""The sums over multisets by the counts form (dpverify.engine.counts): a learner whose score is a linear
+"""The sums over multisets by the counts form (dpverify.engine.datasets.counts): a learner whose score is a linear
 query of the sample is traced once on a sealed sample; its exact weights are grouped by exponent vector,
 or the sum is enclosed in float64 interval arithmetic.  Held against the per-multiset readings (the
 independent path of before), against exact sympy values, on random small populations and scores; programs
@@ -17,9 +17,9 @@ from sympy import Rational
 
 import dpverify as dp
 from dpverify.checks.theorems.sample_complexity import FailureProbability
-from dpverify.engine import counts as by_counts
-from dpverify.engine.counts import grouped, injective
-from dpverify.engine.multisets import MultisetSum, OrderDependent, multisets, weighted
+from dpverify.engine.datasets import counts as by_counts
+from dpverify.engine.datasets.counts import grouped, injective
+from dpverify.engine.datasets.multisets import MultisetSum, OrderDependent, multisets, weighted
 
 eps = dp.symbol("eps", positive=True)
 XS, THRESHOLDS = (0, 1, 2, 3), (0, 1, 2, 3, 4)

@@ -23,7 +23,7 @@ from sympy import Rational, log
 import dpverify as dp
 from dpverify.checks import Workspace, check_point
 from dpverify.checks.theorems import sample_complexity as sc
-from dpverify.engine.multisets import multisets
+from dpverify.engine.datasets.multisets import multisets
 from dpverify.options import Options
 from dpverify.report import terminal
 from dpverify.report.json_report import document
@@ -354,8 +354,8 @@ def test_every_n_of_the_range_against_brute_force_over_sequences(case) -> None:
 # on a sequence depends on its multiset alone.  That is checked (every multiset read is run in other orderings
 # and the laws compared exactly); a learner whose laws differ is summed over sequences instead.
 
-from dpverify.engine import multisets as ms  # noqa: E402
-from dpverify.engine.backend import IntervalBackend  # noqa: E402
+from dpverify.engine.datasets import multisets as ms  # noqa: E402
+from dpverify.engine.program.backend import IntervalBackend  # noqa: E402
 
 COIN = {0: Fraction(1, 2), 1: Fraction(1, 2)}
 
@@ -452,7 +452,7 @@ def test_laws_equal_under_reordered_candidates_and_shifted_scores_are_equal() ->
 
 
 def capture_law(program, data):
-    from dpverify.engine.fastlaw import capture
+    from dpverify.engine.program.fastlaw import capture
     return capture(lambda: program(ms.Sample(data), eps=Fraction(1)), IntervalBackend(30))
 
 
@@ -538,7 +538,7 @@ def test_an_order_dependent_learner_cannot_take_the_counts_form() -> None:
     """The counts form is traced on a sealed sample (no record can be read), but identity is left: this learner
     doubles eps when its first and last records are the same object and the first two are not, which no sealed
     sample and no sample in population order shows.  The form's probes in other orders refuse it."""
-    from dpverify.engine import counts as by_counts
+    from dpverify.engine.datasets import counts as by_counts
     points = {(x, int(x >= 2)): Fraction(1, 4) for x in (0, 1, 2, 3)}
     wrong = dp.mean(lambda rec, t: int(int(rec[0] >= t) != rec[1]), domain=list(points))
 

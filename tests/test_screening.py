@@ -1,4 +1,4 @@
-"""The float-speed screening (dpverify/engine/screening.py, engine/loss.py) against the full certified
+"""The float-speed screening (dpverify/engine/screening.py, engine/loss/pairs.py) against the full certified
 computation: on random small discrete mechanisms the screened achieved epsilon and hockey-stick
 divergence equal the ones obtained by certifying every cell in interval arithmetic, the float
 enclosures contain the exact probabilities (tiny, huge-mantissa and zero ones included), and
@@ -16,11 +16,11 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import dpverify as dp
-from dpverify.engine import loss as loss_module
-from dpverify.engine import screening
-from dpverify.engine.datasets import enumerate_datasets, neighbour_pairs
-from dpverify.engine.loss import LossTable, hockey_stick_pair
-from dpverify.engine.reading import all_distributions
+from dpverify.engine.loss import pairs as loss_module
+from dpverify.engine.loss import screening
+from dpverify.engine.datasets.datasets import enumerate_datasets, neighbour_pairs
+from dpverify.engine.loss.pairs import LossTable, hockey_stick_pair
+from dpverify.engine.program.reading import all_distributions
 
 from .helpers import eps
 

@@ -22,9 +22,9 @@ from hypothesis import strategies as st
 
 import dpverify as dp
 from dpverify.checks import Workspace, check_point
-from dpverify.engine.eventually import compare, piecewise
+from dpverify.engine.decide.eventually import compare, piecewise
 from dpverify.dsl.queries import Finite
-from dpverify.engine.sensitivity import N, NotDerivable, derive
+from dpverify.engine.sensitivity.derive import N, NotDerivable, derive
 from dpverify.loader import load
 
 SPEC_DIR = Path(__file__).resolve().parent.parent / "spec"
@@ -234,8 +234,8 @@ def test_derived_and_stated_sensitivity_give_the_same_mechanism() -> None:
 
     def stated(data, eps):
         return dp.exponential(thresholds, score.on(data), eps, sensitivity=Fraction(1, len(data)))
-    from dpverify.engine.backend import SympyBackend
-    from dpverify.engine.reading import distribution
+    from dpverify.engine.program.backend import SympyBackend
+    from dpverify.engine.program.reading import distribution
     for data in [((0, 1),), ((0, 1), (3, 0), (2, 1))]:
         assert distribution(spec.mechanism, data, {"eps": 1}, SympyBackend()) == \
             distribution(stated, data, {"eps": 1}, SympyBackend())
@@ -243,7 +243,7 @@ def test_derived_and_stated_sensitivity_give_the_same_mechanism() -> None:
 
 def test_runtime_delta_is_per_size_or_the_supremum_under_add_remove() -> None:
     """Replace-one compares one size, so Delta(len(data)); add/remove needs one Delta for all sizes."""
-    from dpverify.engine.sensitivity import runtime_sensitivity
+    from dpverify.engine.sensitivity.derive import runtime_sensitivity
     share = dp.mean(lambda r, y: int(r == y), domain=[0, 1, 2])
     assert runtime_sensitivity(share, (0, 1), dp.REPLACE_ONE, 5)[0] == sympy.Rational(1, 5)
     value, note = runtime_sensitivity(share, (0, 1), dp.ADD_REMOVE, 5)

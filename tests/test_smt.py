@@ -1,4 +1,4 @@
-"""The decision reading (dpverify.engine.smt) and the formula check's honesty about it.
+"""The decision reading (dpverify.engine.decide.smt) and the formula check's honesty about it.
 
 Pins which constructs translate exactly, which are relaxed (over-approximated:
 proofs stay sound, models need a re-check) and which are restricted (a bounded
@@ -13,7 +13,7 @@ import z3
 from sympy import Abs, Max, Min, Piecewise, Sum, binomial, exp, log, sqrt
 
 import dpverify as dp
-from dpverify.engine import smt, smt_values
+from dpverify.engine.decide import smt, smt_values
 
 x = dp.symbol("x")
 y = dp.symbol("y")

@@ -26,7 +26,7 @@ import z3
 import dpverify as dp
 from dpverify.checks.formulas import problem as formula_problem
 from dpverify.checks.privacy import proof as privacy_proof
-from dpverify.engine import smt
+from dpverify.engine.decide import smt
 
 PACKAGE = Path(dp.__file__).parent
 CLOCKS = re.compile(r"\b(perf_counter|monotonic|process_time|thread_time|clock_gettime|time\.time|datetime\.now|setitimer|"
@@ -34,10 +34,10 @@ CLOCKS = re.compile(r"\b(perf_counter|monotonic|process_time|thread_time|clock_g
 ALLOWED = {
     "checks/__init__.py": "the seconds each check took, reported and never compared",
     "checks/formulas/problem.py": "the formula check's far safety net (SIGPROF: CPU seconds, SAFETY_SECONDS)",
-    "engine/safety.py": "the CPU-time watchdog of z3's far safety net (the thread's CPU clock)",
+    "engine/decide/safety.py": "the CPU-time watchdog of z3's far safety net (the thread's CPU clock)",
     "runner.py": "the grace period between terminating and killing workers on SIGTERM/SIGINT (decides nothing)",
-    "engine/smt.py": "z3's far safety net in smt.check (SAFETY_SECONDS), beside the rlimit",
-    "engine/contract.py": "the mechanism contract: names the clocks spec code may not read, and its hang "
+    "engine/decide/smt.py": "z3's far safety net in smt.check (SAFETY_SECONDS), beside the rlimit",
+    "engine/program/contract.py": "the mechanism contract: names the clocks spec code may not read, and its hang "
                           "watchdog (no progress for a long time) is a safety net",
 }
 
@@ -61,7 +61,7 @@ def test_z3_queries_go_through_the_counted_check() -> None:
     for path in sorted(PACKAGE.rglob("*.py")):
         name = path.relative_to(PACKAGE).as_posix()
         hits = [line.strip() for line in path.read_text().splitlines() if re.search(r"\.check\(\)", line)]
-        if hits and name != "engine/smt.py" and not name.startswith("report/"):
+        if hits and name != "engine/decide/smt.py" and not name.startswith("report/"):
             raw[name] = hits
     assert not raw, f"z3 checks without a resource limit: {raw}"
 
@@ -134,7 +134,8 @@ def test_the_formula_safety_net_gives_unknown_saying_so(monkeypatch: pytest.Monk
 
 def test_budgets_are_counts() -> None:
     from dpverify.checks.formulas import check as formulas, search as formula_search
-    from dpverify.engine import sensitivity_search, smt_values
+    from dpverify.engine.sensitivity import search as sensitivity_search
+    from dpverify.engine.decide import smt_values
     assert isinstance(formulas.Z3_RLIMIT, int) and isinstance(smt_values.BOUNDS_RLIMIT, int)
     assert isinstance(privacy_proof.QUERY_RLIMIT, int) and isinstance(privacy_proof.PROOF_RLIMIT, int)
     assert isinstance(sensitivity_search.RLIMIT, int)
@@ -145,7 +146,7 @@ def test_budgets_are_counts() -> None:
 def test_the_safety_nets_count_cpu_not_waiting() -> None:
     """A thread that waits (as a descheduled one does on a busy machine) does not advance the net;
     one that computes does."""
-    from dpverify.engine.safety import cpu_watchdog
+    from dpverify.engine.decide.safety import cpu_watchdog
     calls: list = []
     with cpu_watchdog(0.3, lambda: calls.append(1)) as fired:
         time.sleep(1.2)

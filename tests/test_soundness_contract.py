@@ -256,7 +256,7 @@ def test_every_ordering_is_run_once_the_dataset_first(data: tuple) -> None:
     import math
     from collections import Counter
 
-    from dpverify.engine.symmetry import permutations
+    from dpverify.engine.datasets.symmetry import permutations
     orders = list(permutations(data))
     distinct = math.factorial(len(data)) // math.prod(math.factorial(c) for c in Counter(data).values())
     assert orders[0] == data and len(orders) == len(set(orders)) == distinct
@@ -266,7 +266,7 @@ def test_every_ordering_is_run_once_the_dataset_first(data: tuple) -> None:
 @pytest.mark.parametrize("symmetric", [False, True])
 def test_the_pair_estimate_of_a_custom_relation_is_an_upper_bound(symmetric: bool) -> None:
     import dpverify as dp
-    from dpverify.engine.datasets import enumerate_datasets, estimate, neighbour_pairs
+    from dpverify.engine.datasets.datasets import enumerate_datasets, estimate, neighbour_pairs
 
     def minus_one(x, x_prime):
         return len(x_prime) == len(x) - 1 and all(x_prime.count(r) <= x.count(r) for r in x_prime)

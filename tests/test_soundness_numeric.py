@@ -14,8 +14,8 @@ import pytest
 import sympy
 
 import dpverify as dp
-from dpverify.engine.gaussian_delta import phi
-from dpverify.engine.backend import IntervalBackend, exact_sign, is_exactly_zero
+from dpverify.engine.continuous.gaussian_delta import phi
+from dpverify.engine.program.backend import IntervalBackend, exact_sign, is_exactly_zero
 
 from .helpers import lo_hi
 
@@ -331,7 +331,7 @@ def test_laws_with_equal_enclosures_are_not_merged() -> None:
 def test_pinned_laws_are_still_grouped() -> None:
     """Weights the reading pins down (point enclosures: exact binary numbers) still group equal laws, and a
     weight that is not pinned keys its dataset alone."""
-    from dpverify.engine.reading import law_key
+    from dpverify.engine.program.reading import law_key
     backend = IntervalBackend(50)
     half = {0: backend.num(Fraction(1, 2)), 1: backend.num(Fraction(1, 2))}
     third = {0: backend.num(Fraction(1, 3)), 1: backend.num(Fraction(2, 3))}
@@ -374,7 +374,7 @@ def test_a_delta_sympy_cannot_order_against_one_is_accepted() -> None:
 def test_geometric_bases_with_one_enclosure_are_compared_exactly() -> None:
     """Unclamped geometric tails are lumped only when every dataset uses the same base: equal enclosures that
     are not points do not show that (bases 10^-60 apart would hide an unbounded loss in the tails)."""
-    from dpverify.engine.primitives import _same_base
+    from dpverify.engine.program.primitives import _same_base
     key = IntervalBackend(50).key(sympy.E)
     assert not _same_base((key, sympy.E), (key, sympy.E + R(1, 10 ** 60)))
     assert _same_base((key, sympy.E), (key, sympy.exp(1)))

@@ -16,8 +16,8 @@ import pytest
 import sympy
 
 import dpverify as dp
-from dpverify.engine.backend import IntervalBackend, SympyBackend
-from dpverify.engine.reading import distribution
+from dpverify.engine.program.backend import IntervalBackend, SympyBackend
+from dpverify.engine.program.reading import distribution
 
 eps = dp.symbol("eps", positive=True)
 BIT = dp.universe([0, 1], n=1, neighbours=dp.REPLACE_ONE)
@@ -284,7 +284,7 @@ def test_two_programs_returning_one_value_in_two_types_are_not_the_same_distribu
 
 def test_a_cell_missing_from_the_exact_reading_is_unknown_never_a_tie() -> None:
     from dpverify.checks.privacy.discrete import _exact_excess
-    from dpverify.engine.loss import Cell
+    from dpverify.engine.loss.pairs import Cell
     ctx = IntervalBackend(30).ctx
     point = ((eps, sympy.Integer(1)),)
     table = type("T", (), {"windows": {}})()
@@ -294,8 +294,8 @@ def test_a_cell_missing_from_the_exact_reading_is_unknown_never_a_tie() -> None:
 
 
 def test_the_loss_table_never_takes_the_log_of_an_interval_reaching_zero() -> None:
-    from dpverify.engine.loss import LossTable
-    from dpverify.engine.reading import Table
+    from dpverify.engine.loss.pairs import LossTable
+    from dpverify.engine.program.reading import Table
     import numpy as np
     backend = IntervalBackend(30)
     ctx = backend.ctx

@@ -21,7 +21,7 @@ from dpverify.loader import discover, load
 ROOT = Path(__file__).resolve().parents[1]
 
 HEAVY = ["z3", "matplotlib", "jinja2", "hypothesis", "scipy", "dpverify.checks", "dpverify.report.html",
-         "dpverify.engine.sensitivity"]
+         "dpverify.engine.sensitivity.derive"]
 
 
 def _imported(code: str, cwd: Path) -> set[str]:
@@ -64,10 +64,10 @@ def test_a_one_claim_check_imports_only_its_claims_path(tmp_path: Path) -> None:
         print(json.dumps(sorted(sys.modules)))
     """)
     loaded = _imported(code, tmp_path)
-    unneeded = ["z3", "dpverify.engine.smt", "matplotlib", "jinja2", "hypothesis", "dpverify.checks.privacy.statistical",
+    unneeded = ["z3", "dpverify.engine.decide.smt", "matplotlib", "jinja2", "hypothesis", "dpverify.checks.audit.statistical",
                 "dpverify.checks.privacy.density", "dpverify.checks.composition.profile",
                 "dpverify.checks.formulas.check", "dpverify.checks.theorems.sample_complexity",
-                "dpverify.engine.sensitivity", "dpverify.report"]
+                "dpverify.engine.sensitivity.derive", "dpverify.report"]
     assert not [m for m in unneeded if m in loaded], [m for m in unneeded if m in loaded]
 
 
@@ -96,7 +96,7 @@ def test_the_lazy_registry_hides_no_check() -> None:
         assert entry.black_box == getattr(entry.check, "black_box", False)  # type: ignore[attr-defined]
 
 
-@pytest.mark.parametrize("module", ["dpverify.checks.privacy.statistical", "dpverify.checks.composition.profile"])
+@pytest.mark.parametrize("module", ["dpverify.checks.audit.statistical", "dpverify.checks.composition.profile"])
 def test_a_claim_that_needs_a_check_gets_it(tmp_path: Path, module: str) -> None:
     """The other side: the checks are imported when a claim needs them (here by preload)."""
     loaded = _imported("import json, sys; from dpverify.checks import preload; preload(); "

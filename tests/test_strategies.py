@@ -1,4 +1,4 @@
-"""dpverify.strategies draws exactly what the engine enumerates (engine/datasets.py), and helps find bugs.
+"""dpverify.strategies draws exactly what the engine enumerates (engine/datasets/datasets.py), and helps find bugs.
 
 On tiny universes of every relation (built-in, dp.l1_one, dp.linf_one, a custom one; sequences and
 multisets) the set of drawn datasets equals ``enumerate_datasets`` and the set of drawn pairs equals
@@ -20,7 +20,7 @@ from hypothesis import strategies as st
 
 import dpverify as dp
 from dpverify import strategies
-from dpverify.engine.datasets import enumerate_datasets, neighbour_pairs
+from dpverify.engine.datasets.datasets import enumerate_datasets, neighbour_pairs
 
 QUIET = settings(derandomize=True, database=None, deadline=None, suppress_health_check=list(HealthCheck))
 

@@ -12,9 +12,9 @@ import pytest
 from sympy import Rational
 
 import dpverify as dp
-from dpverify.engine.backend import IntervalBackend
-from dpverify.engine.pld_gaussian_mixture import compose, one_step, subsampled_bounds
-from dpverify.engine.pld_gaussian_tight import one_step_tight
+from dpverify.engine.program.backend import IntervalBackend
+from dpverify.engine.pld.gaussian_mixture import compose, one_step, subsampled_bounds
+from dpverify.engine.pld.gaussian_tight import one_step_tight
 from dpverify.errors import SpecError
 from dpverify.report.section_parts import witness_items
 
@@ -132,7 +132,7 @@ def test_undecided_claims_are_decided_on_the_finer_grid(monkeypatch):
     2.22e-7 nor 2.21e-7, the refined one [2.2107e-7, 2.2193e-7] decides both.  (The grid route only: the
     certified closed form / Mellin route is switched off, as when it is beyond its budget.)"""
     from dpverify.checks.composition import mixture
-    from dpverify.engine.pld_gaussian_mellin import Unreached
+    from dpverify.engine.pld.gaussian_mellin import Unreached
 
     def unreached(*args, **kwargs):
         raise Unreached("switched off")
@@ -237,7 +237,7 @@ def test_the_rate_is_kept_exact():
 
     from dpverify.checks.composition.mixture import _centres
     from dpverify.checks.composition.routes import two_point_mixture
-    from dpverify.engine.noisy import FULL, Density, Factor, Noise
+    from dpverify.engine.continuous.noisy import FULL, Density, Factor, Noise
     keep = sympy.Rational(Fraction(0.01).numerator, Fraction(0.01).denominator)
 
     def plain(centre):

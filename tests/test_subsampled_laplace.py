@@ -6,7 +6,7 @@ import mpmath
 import pytest
 
 import dpverify as dp
-from dpverify.engine.pld_laplace_mixture import Unreached, certified_delta
+from dpverify.engine.pld.laplace_mixture import Unreached, certified_delta
 
 mpmath.mp.dps = 30
 
@@ -98,7 +98,7 @@ def _spec(claims, rate=Fraction(1, 10)):
 def test_lattice_bracket_contains_the_certified_value(times, eps, added):
     """The T >= 3 bounds, run at T = 1 and 2, hold the certified value, and are second order (narrow)."""
     from mpmath import iv
-    from dpverify.engine.pld_laplace_mixture_bounds import bounds, discretised
+    from dpverify.engine.pld.laplace_mixture_bounds import bounds, discretised
     iv.dps = 30
     q, t = Fraction(3, 10), Fraction(2)
     found = bounds(iv, discretised(iv, iv.mpf(3) / 10, iv.mpf(2), added, times, 400), iv.mpf(eps.numerator) / eps.denominator)
@@ -110,7 +110,7 @@ def test_lattice_bracket_contains_the_certified_value(times, eps, added):
 
 def test_lattice_bracket_is_zero_above_the_largest_loss():
     from mpmath import iv
-    from dpverify.engine.pld_laplace_mixture_bounds import bounds, discretised, top_loss
+    from dpverify.engine.pld.laplace_mixture_bounds import bounds, discretised, top_loss
     iv.dps = 30
     q, t = iv.mpf(1) / 10, iv.mpf(1)
     top = 3 * top_loss(iv, q, t, True)
@@ -141,7 +141,7 @@ def test_the_rate_is_kept_exact():
     import sympy
     from dpverify.checks.composition.laplace_mixture import _centres
     from dpverify.checks.composition.routes import two_point_mixture
-    from dpverify.engine.noisy import FULL, Density, Factor, Noise
+    from dpverify.engine.continuous.noisy import FULL, Density, Factor, Noise
     keep = sympy.Rational(Fraction(0.1).numerator, Fraction(0.1).denominator)
 
     def plain(centre):
@@ -157,8 +157,8 @@ def test_the_midpoint_rule_would_not_be_a_lower_bound():
     rule, sound there by symmetry) overshoots the certified delta here (the merged losses lie below the
     midpoints), while the route's lower bound stays below it."""
     from mpmath import iv
-    from dpverify.engine.pld_bounds import Discretised, _integers
-    from dpverify.engine.pld_laplace_mixture_bounds import Run, bounds, discretised
+    from dpverify.engine.pld.bounds import Discretised, _integers
+    from dpverify.engine.pld.laplace_mixture_bounds import Run, bounds, discretised
     iv.dps = 30
 
     class Midpoint(Run):
@@ -186,7 +186,7 @@ def test_lattice_bracket_sweep(q, t, eps, n):
     """Coarse and finer lattices, other rates, distances and eps (0 and negative included), both directions, T = 1
     and 2: the bracket always holds the certified value."""
     from mpmath import iv
-    from dpverify.engine.pld_laplace_mixture_bounds import bounds, discretised
+    from dpverify.engine.pld.laplace_mixture_bounds import bounds, discretised
     iv.dps = 30
     for added in (True, False):
         for times in (1, 2):

@@ -1,5 +1,5 @@
 """Sampling without replacement under replace-one neighbours, exactly: the mixture pairs of
-:func:`dpverify.engine.pld_atoms.without_replacement` against the enumerated program, the exact
+:func:`dpverify.engine.pld.atoms.without_replacement` against the enumerated program, the exact
 composed profile against an independent mpmath multinomial sum, ties decided by algebra, and the
 Poisson formula (the base's add/remove level) refuted where it is wrong.
 """
@@ -13,8 +13,8 @@ import sympy
 from sympy import Rational, exp
 
 import dpverify as dp
-from dpverify.engine.backend import IntervalBackend
-from dpverify.engine.pld_atoms import atoms, composed_delta, without_replacement
+from dpverify.engine.program.backend import IntervalBackend
+from dpverify.engine.pld.atoms import atoms, composed_delta, without_replacement
 
 eps = dp.symbol("eps", positive=True)
 

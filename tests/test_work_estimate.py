@@ -1,6 +1,6 @@
 """The work guard's counts: datasets and neighbouring pairs by formula, equal to what enumeration finds.
 
-The guard refuses a universe before enumerating it, from :func:`dpverify.engine.datasets.estimate`;
+The guard refuses a universe before enumerating it, from :func:`dpverify.engine.datasets.datasets.estimate`;
 an over-count refused runs under the limit (13.7 M pairs counted for 4.8 M multiset pairs).  Here the
 formulas are held against the enumeration of random small universes of every kind (sequences and
 multisets, one size or a range, replace-one, add/remove, label-only), and the guard is shown to
@@ -15,9 +15,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import dpverify as dp
-from dpverify.engine.datasets import enumerate_datasets, estimate, neighbour_pairs
-from dpverify.engine.symmetry import orderings, permutations
-from dpverify.engine.work import guard
+from dpverify.engine.datasets.datasets import enumerate_datasets, estimate, neighbour_pairs
+from dpverify.engine.datasets.symmetry import orderings, permutations
+from dpverify.engine.program.work import guard
 from dpverify.errors import EnumerationTooLarge
 from dpverify.options import Options
 
@@ -96,7 +96,7 @@ def test_a_run_under_the_limit_is_not_refused_and_one_over_it_is_before_enumerat
     def never(*args, **kwargs):
         raise AssertionError("enumerated before refusing")
 
-    monkeypatch.setattr("dpverify.engine.datasets.enumerate_datasets", never)
+    monkeypatch.setattr("dpverify.engine.datasets.datasets.enumerate_datasets", never)
     guard(spec, spec.mechanism, spec.points[0], Options.validated(max_work=work))  # exactly at the limit: runs
     with pytest.raises(EnumerationTooLarge) as refused:
         guard(spec, spec.mechanism, spec.points[0], Options.validated(max_work=work - 1))

@@ -4,7 +4,7 @@ supports comes back ``unknown`` naming what could not be handled -- never a
 silent pass.  A spec whose mechanism is a ``dp.black_box`` (code that can only be sampled) is
 decided by the checks marked ``black_box = True`` only, every other spec by the others: the
 engine never enumerates a black box.  A claim about a ``dp.implementation`` whose code the exact
-audit cannot follow is decided by the statistical audit instead (:mod:`.privacy.fallback`).  Adding a
+audit cannot follow is decided by the statistical audit instead (:mod:`.audit.fallback`).  Adding a
 kind of claim means adding one module here and one line to :data:`CHECKS`.
 """
 from __future__ import annotations
@@ -72,9 +72,9 @@ class _Lazy:
         return self.check.run(spec, claim, point, ws)
 
 
-CHECKS: tuple[Check, ...] = (_Lazy("privacy.statistical", "StatisticalCheck", (Conforms, Private), black_box=True),
+CHECKS: tuple[Check, ...] = (_Lazy("audit.statistical", "StatisticalCheck", (Conforms, Private), black_box=True),
                              _Lazy("privacy.discrete", "PrivacyCheck", (Private,)),
-                             _Lazy("privacy.conforms", "ConformsCheck", (Conforms,)),
+                             _Lazy("audit.conforms", "ConformsCheck", (Conforms,)),
                              _Lazy("privacy.same_distribution", "SameDistributionCheck", (SameDistribution,)),
                              _Lazy("formulas.check", "FormulaCheck", (Identity, Inequality)),
                              _Lazy("sensitivity.check", "SensitivityCheck", (Sensitivity,)),
@@ -83,8 +83,8 @@ CHECKS: tuple[Check, ...] = (_Lazy("privacy.statistical", "StatisticalCheck", (C
                              _Lazy("theorems.prediction", "PrivatePredictionCheck", (PrivatePrediction,)),
                              _Lazy("theorems.sample_complexity", "SampleComplexityCheck", (SampleComplexity,)),
                              _Lazy("floating.check", "FloatPrivateCheck", (FloatPrivate,)),
-                             _Lazy("privacy.calibrated", "CalibratedCheck", (Calibrated,)),
-                             _Lazy("privacy.calibrated", "CalibratedCheck", (Calibrated,), black_box=True,
+                             _Lazy("audit.replay", "CalibratedCheck", (Calibrated,)),
+                             _Lazy("audit.replay", "CalibratedCheck", (Calibrated,), black_box=True,
                                    args={"black_box": True}),
                              _Lazy("divergence.renyi", "RenyiCheck", (Renyi,)),
                              _Lazy("divergence.zcdp", "ZcdpCheck", (Zcdp,)),
@@ -94,7 +94,7 @@ CHECKS: tuple[Check, ...] = (_Lazy("privacy.statistical", "StatisticalCheck", (C
 
 def preload() -> None:
     """Import every check now (before forking workers that would each import them again)."""
-    from .privacy import fallback  # noqa: F401  (check_point's route for implementations)
+    from .audit import fallback  # noqa: F401  (check_point's route for implementations)
     for check in CHECKS:
         check.check  # type: ignore[attr-defined]
 
@@ -111,7 +111,7 @@ def check_point(spec: Spec, claim: Claim, point: Point, ws: Workspace) -> PointR
                                 "calibrated(spec_program))" if sampled else ""))
     else:
         try:
-            from .privacy.fallback import decide
+            from .audit.fallback import decide
             result = decide(check, spec, claim, point, ws)  # a dp.implementation falls back to sampling
         except SpecError as err:
             result = PointResult(point_label(point), Status.ERROR, str(err))

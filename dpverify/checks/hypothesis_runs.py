@@ -1,7 +1,7 @@
 """Hypothesis searches whose draws depend on the claim alone, writing nothing to the user's directory.
 
 The formula search (:mod:`dpverify.checks.formulas.search`) and the grey-box replay's pair search
-(:mod:`dpverify.checks.privacy.calibrated`) run hypothesis inside ``dpverify check``: both wrap it
+(:mod:`dpverify.checks.audit.replay`) run hypothesis inside ``dpverify check``: both wrap it
 in :func:`isolated`.
 """
 from __future__ import annotations

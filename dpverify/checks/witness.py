@@ -16,9 +16,9 @@ from typing import Any, Optional
 import mpmath
 import sympy
 
-from ..engine import certified
+from ..engine.decide import certified
 from ..results import PointResult, Status, Witness
-from ..engine.decimals import DIGITS, decimal
+from ..engine.decide.decimals import DIGITS, decimal
 
 RELATIVE_WIDTH = 10 ** -(DIGITS - 5)
 """An interval is printed only when its width is below this fraction of its magnitude."""

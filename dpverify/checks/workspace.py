@@ -10,14 +10,14 @@ import numpy as np
 
 from ..dsl.params import Point
 from ..dsl.spec import Spec
-from ..engine.datasets import enumerate_datasets, neighbour_pairs, require_pairs
-from ..engine.noisy import Density
-from ..engine.contract import global_state, state_changed
-from ..engine.enumerate import LEAF_BUDGET, MAX_LEAVES
-from ..engine.cluster_laws import all_distributions  # the local reading, or a Dask cluster's (--scheduler)
-from ..engine.reading import Table, keywords
-from ..engine.symmetry import check_symmetric
-from ..engine.work import guard, params
+from ..engine.datasets.datasets import enumerate_datasets, neighbour_pairs, require_pairs
+from ..engine.continuous.noisy import Density
+from ..engine.program.contract import global_state, state_changed
+from ..engine.program.enumerate import LEAF_BUDGET, MAX_LEAVES
+from ..engine.execution.cluster_laws import all_distributions  # the local reading, or a Dask cluster's (--scheduler)
+from ..engine.program.reading import Table, keywords
+from ..engine.datasets.symmetry import check_symmetric
+from ..engine.program.work import guard, params
 from ..errors import NotRational, SpecError
 from ..options import Options
 

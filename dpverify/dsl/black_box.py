@@ -4,7 +4,7 @@ Code that draws from its own generator (``np.random.default_rng(seed)`` inside, 
 sampler in Rust) cannot be enumerated; it can be run.  :func:`black_box` declares such a
 function; its claims ``dp.conforms(spec_program)`` and ``dp.private(eps)`` (or ``dp.private(eps,
 delta)``) are decided by the
-statistical audit (:mod:`dpverify.checks.privacy.statistical`) against the spec program's
+statistical audit (:mod:`dpverify.checks.audit.statistical`) against the spec program's
 exact law, which the engine computes.  Statistical evidence never says ``verified``: a passing
 audit is ``consistent`` (at a stated error probability), a failing one ``refuted`` at that
 error probability, after an independent re-run with fresh seeds reproduces it.

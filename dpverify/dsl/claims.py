@@ -140,7 +140,7 @@ class Conforms(SameDistribution):
 
     With a ``tolerance`` t > 0 the claim is weaker, and says so: every output probability on
     every dataset is within t of the spec's, |P_impl(o|X) - P_spec(o|X)| <= t (decided by
-    :mod:`dpverify.checks.privacy.conforms`).
+    :mod:`dpverify.checks.audit.conforms`).
     """
 
     tolerance: sympy.Expr = sympy.Integer(0)
@@ -173,7 +173,7 @@ class Calibrated(Claim):
     """Grey-box replay: the implementation's noise is calibrated as the spec program's.
 
     The implementation runs with a real seeded generator on two neighbouring datasets, same seed
-    (:mod:`dpverify.checks.privacy.calibrated`).  Its noise calls, matched in order with the spec
+    (:mod:`dpverify.checks.audit.replay`).  Its noise calls, matched in order with the spec
     program's, must cost no more than the spec's: for call k, |fed(X) - fed(X')| / scale <=
     Delta_k / scale_k, where fed is the value the noise is added to (plus its ``loc``) and Delta_k
     the sensitivity of the spec's k-th centre, derived over the universe.  Randomness is sampled

@@ -1,7 +1,7 @@
 """Floats a program computed, accepted only when they are exact: the DSL's one float rule.
 
 A pure helper shared by the primitives (a probability, a record term's value)
-and by the engine's readings (:mod:`dpverify.engine.backend` re-exports it), so
+and by the engine's readings (:mod:`dpverify.engine.program.backend` re-exports it), so
 that every place that meets a float refuses an inexact one with the same words.
 
 >>> exact_float(0.5)

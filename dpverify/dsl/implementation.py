@@ -9,7 +9,7 @@ program on every dataset).
 
 When the engine cannot follow the code (``math.log(u)``, ``rng.gumbel()``, ``u * v``: a
 :class:`~dpverify.errors.CannotFollow` naming the line), its claims fall back to the statistical
-audit (``fallback=True``, the default; :mod:`dpverify.checks.privacy.fallback`): the same function
+audit (``fallback=True``, the default; :mod:`dpverify.checks.audit.fallback`): the same function
 sampled as a :class:`~.black_box.BlackBox`, with the real, seeded generator that the instrumented
 one stands for (:data:`~.audited.REAL_GENERATORS`).
 

@@ -1,7 +1,7 @@
 """What a primitive draws from, as plain immutable descriptions: the DSL describes, the engine reads.
 
 Each DSL primitive (:mod:`.primitives`) validates its arguments and builds one
-of these; the engine (:mod:`dpverify.engine.primitives`) maps each type to the
+of these; the engine (:mod:`dpverify.engine.program.primitives`) maps each type to the
 finite list of branches ``(value, weight)`` it offers in a reading.  A new
 primitive is one description here, one function in :mod:`.primitives` and one
 implementation registered in the engine.

@@ -4,7 +4,7 @@ The DSL describes and imports nothing from the engine.  A primitive still has
 to reach the run in progress (to draw a branch, to add a noise variable) and
 the engine's exact numbers (a symbolic parameter's expression), so it asks an
 :class:`Engine` -- a protocol declared here and implemented by
-:mod:`dpverify.engine.port`, which installs itself with :func:`install` when
+:mod:`dpverify.engine.program.port`, which installs itself with :func:`install` when
 the engine package is imported (``import dpverify`` always does).
 
 Outside a mechanism run the engine refuses a draw with :func:`outside_run`'s

@@ -8,7 +8,7 @@ meaning while the engine enumerates a program.
 
 ``exp``, ``log`` and ``sqrt`` compute exactly (sympy numbers) in every reading,
 as the parameters a program receives are exact in every reading (see
-:mod:`dpverify.engine.parameter`); the primitives convert probabilities to the
+:mod:`dpverify.engine.program.parameter`); the primitives convert probabilities to the
 reading's arithmetic.  Write ``dp.exp(eps)`` rather than ``math.exp(eps)``.
 """
 from __future__ import annotations
@@ -184,7 +184,7 @@ def geometric(value: int, a: Any, *, lower: Optional[int] = None, upper: Optiona
     ``a > 1``; for an integer query of sensitivity Delta, a = exp(eps/Delta)
     gives eps-DP.  ``lower``/``upper`` clamp the output into a range (the
     clamped ends carry the closed-form tail mass).  An unclamped side keeps its
-    infinite tail, lumped exactly beyond the values seen (see dpverify.engine.tails): the
+    infinite tail, lumped exactly beyond the values seen (see dpverify.engine.continuous.tails): the
     program may return such an output but not compute with it.
     """
     caller = sys._getframe(1)

@@ -2,7 +2,7 @@
 
 A query is at once a plain function of a dataset (``errors(data)`` is an exact
 int or Fraction, usable inside a mechanism program) and a structure that
-:mod:`dpverify.engine.sensitivity` reads to *derive* its global sensitivity as
+:mod:`dpverify.engine.sensitivity.derive` reads to *derive* its global sensitivity as
 a formula in the dataset size n.  The aggregations, for a record term t:
 
 * ``count(p)``  = #{i : p(x_i)},          ``total(t)`` = sum_i t(x_i),

@@ -31,7 +31,7 @@ More combinators, called as OpenDP's users call them:
   D_alpha / alpha; on ``then_laplace(1.0)`` (eps = 1) rho = 1/2 likewise.
 * ``make_pureDP_to_zCDP`` then ``make_composition`` then ``make_zCDP_to_approxDP`` on Laplace(1), T = 10 and
   100: the converted curve's ``delta(eps)`` and ``make_fix_delta``'s epsilon at 1e-6, against the exact delta_T
-  of T Laplace releases between the certified bounds of engine/pld_bounds.py.
+  of T Laplace releases between the certified bounds of engine/pld/bounds.py.
 * ``make_adaptive_composition`` (the new name of ``make_sequential_composition``: an interactive compositor
   whose queries are measurements) of randomized response: its map at d_in = 1 with d_mids = [ln 3] * T
   claimed as delta_T(map) = 0, decided exactly like ``make_composition``'s.

@@ -37,8 +37,8 @@ Findings (exact values from ``dpverify check``; ratio = reported / exact):
 The subsampled Laplace (``PoissonSampledDpEvent(0.1, LaplaceDpEvent(1.0))``) is checked in
 ``subsampled_laplace.py``: PLDAccountant only (RdpAccountant refuses it with ``UnsupportedEventError``: the
 subevent must be a ``GaussianDpEvent``; prv-accountant has no subsampled Laplace), against delta_T certified
-by :mod:`dpverify.engine.pld_laplace_mixture` (closed form at T = 1, a certified integral at T = 2) and
-bracketed by :mod:`dpverify.engine.pld_laplace_mixture_bounds` for larger T (second-order lattice bounds
+by :mod:`dpverify.engine.pld.laplace_mixture` (closed form at T = 1, a certified integral at T = 2) and
+bracketed by :mod:`dpverify.engine.pld.laplace_mixture_bounds` for larger T (second-order lattice bounds
 through both atoms of the loss: the Mellin integrand m(a + it)^T does not decay in t there).
 """
 import dpverify as dp

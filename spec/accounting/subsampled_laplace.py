@@ -9,9 +9,9 @@ refuses this event (``UnsupportedEventError``: its Poisson subevent must be Gaus
 subsampled Laplace mechanism, so neither is checked.
 
 Exact values (the worse ordered pair -- a record added -- at the floats' exact eps): delta_T(eps) of
-:mod:`dpverify.engine.pld_laplace_mixture` -- T = 1 in closed form, T = 2 a certified acb.integral (both
+:mod:`dpverify.engine.pld.laplace_mixture` -- T = 1 in closed form, T = 2 a certified acb.integral (both
 about 30 digits; the table carries 20) -- and for T = 10 the second-order lattice bracket of
-:mod:`dpverify.engine.pld_laplace_mixture_bounds` (relative width 2e-5 at 1000 steps per run, 5e-6 at 2000).
+:mod:`dpverify.engine.pld.laplace_mixture_bounds` (relative width 2e-5 at 1000 steps per run, 5e-6 at 2000).
 delta_1(1) = delta_2(1) = 0 exactly (the largest loss is ln(1 - q + q e) = 0.158), hence eps = 0.1 and 0.2.
 
 Findings:

@@ -12,7 +12,7 @@ results, the JSON document and reports say "listed pairs", never the whole
 universe ({0,1,2}^10 has 59,049 vectors).
 
 At m = 10 noisy max has 2^9 = 512 comparison paths per vector; the engine
-reads it as an argmax in product form (engine/product_form.py: one closed-form
+reads it as an argmax in product form (engine/program/product_form.py: one closed-form
 integral per output), and the sparse vector technique's law conditioned on its
 threshold noise is a product too (one path per output with c = 1).
 

@@ -2,9 +2,9 @@
 
 A program that keeps each record with probability q and releases a Laplace value of the kept records
 has, on an add/remove pair, one law Laplace(c0, b) and the other (1 - q) Laplace(c0, b) + q Laplace(c1, b).
-Each ordered pair's delta_T(eps) is certified by :mod:`dpverify.engine.pld_laplace_mixture`: the closed
+Each ordered pair's delta_T(eps) is certified by :mod:`dpverify.engine.pld.laplace_mixture`: the closed
 form for T = 1, the certified integral of the closed form for T = 2 (arb balls, about 30 digits).  For
-T >= 3 it is bracketed by :mod:`dpverify.engine.pld_laplace_mixture_bounds` (second-order lattice bounds:
+T >= 3 it is bracketed by :mod:`dpverify.engine.pld.laplace_mixture_bounds` (second-order lattice bounds:
 cells merged for the lower bound, split to their ends for the upper one) with LATTICES[0] steps per run,
 refined once to LATTICES[1] when a claim falls inside the bracket.
 """
@@ -16,12 +16,12 @@ from typing import Any, Optional
 import sympy
 
 from ...dsl.params import Point
-from ...engine.backend import IntervalBackend, SympyBackend
-from ...engine.noisy import FULL, Density
-from ...engine.pld_bounds import MAX_COEFFICIENTS, TooLong
-from ...engine.pld_budget import HOW, scaled
-from ...engine.pld_laplace_mixture import Unreached, certified_delta
-from ...engine.pld_laplace_mixture_bounds import bounds, discretised, top_loss
+from ...engine.program.backend import IntervalBackend, SympyBackend
+from ...engine.continuous.noisy import FULL, Density
+from ...engine.pld.bounds import MAX_COEFFICIENTS, TooLong
+from ...engine.pld.budget import HOW, scaled
+from ...engine.pld.laplace_mixture import Unreached, certified_delta
+from ...engine.pld.laplace_mixture_bounds import bounds, discretised, top_loss
 from .routes import NotComposable, Route, two_point_mixture
 
 LATTICES = (1000, 2000)

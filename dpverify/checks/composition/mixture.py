@@ -4,13 +4,13 @@ A program that keeps each record with probability q and releases a Gaussian valu
 records (``[r for r in data if dp.bernoulli(q)]`` then ``dp.gaussian(f(kept), sigma)``) has, on an
 add/remove pair, one law N(c0, sigma^2) and the other the mixture (1 - q) N(c0, sigma^2) + q N(c1, sigma^2).
 Each ordered pair's delta_T(eps) is first certified to CERTIFIED_DIGITS (8) significant digits or more by
-:mod:`dpverify.engine.pld_gaussian_mellin`: the closed form in Phi for T = 1, the Mellin inversion of
+:mod:`dpverify.engine.pld.gaussian_mellin`: the closed form in Phi for T = 1, the Mellin inversion of
 the composed moments M(s)^T (arb balls, every error bounded) for T >= 2.  Where that is beyond its
 counted budget (small T > 1: the integrand decays too slowly along the line), the pair is bounded by
 discretised loss distributions (certified lower and upper bounds): each cell of outputs merged into
 one output for the lower bound, split between grid points keeping its Q-mass for the upper one
-(:mod:`dpverify.engine.pld_gaussian_tight`, second order in the cells' width), composed by
-:mod:`dpverify.engine.pld_gaussian_mixture`, on a grid refined once when a claim falls between them.
+(:mod:`dpverify.engine.pld.gaussian_tight`, second order in the cells' width), composed by
+:mod:`dpverify.engine.pld.gaussian_mixture`, on a grid refined once when a claim falls between them.
 """
 from __future__ import annotations
 
@@ -20,12 +20,12 @@ from typing import Any, Optional
 import sympy
 
 from ...dsl.params import Point
-from ...engine.backend import IntervalBackend, SympyBackend
-from ...engine.noisy import FULL, Density
-from ...engine.pld_bounds import Discretised, TooLong, delta_bounds
-from ...engine.pld_gaussian_mellin import Budget, Certified, Unreached, certified_delta, chernoff
-from ...engine.pld_gaussian_mixture import compose
-from ...engine.pld_gaussian_tight import one_step_tight
+from ...engine.program.backend import IntervalBackend, SympyBackend
+from ...engine.continuous.noisy import FULL, Density
+from ...engine.pld.bounds import Discretised, TooLong, delta_bounds
+from ...engine.pld.gaussian_mellin import Budget, Certified, Unreached, certified_delta, chernoff
+from ...engine.pld.gaussian_mixture import compose
+from ...engine.pld.gaussian_tight import one_step_tight
 from .laplace_mixture import SubsampledLaplace, is_laplace_mixture
 from .routes import NotComposable, Route, route as exact_route, two_point_mixture
 

@@ -16,10 +16,10 @@ import sympy
 from ...dsl.claims import Claim, Profile
 from ...dsl.params import Point, point_label, substitute
 from ...dsl.spec import Spec
-from ...engine.backend import IntervalBackend, exact_sign
-from ...engine.datasets import require_pairs
-from ...engine.decimals import decimal
-from ...engine.pld_budget import set_factor
+from ...engine.program.backend import IntervalBackend, exact_sign
+from ...engine.datasets.datasets import require_pairs
+from ...engine.decide.decimals import decimal
+from ...engine.pld.budget import set_factor
 from ...errors import SpecError
 from ...evidence import ProfileEvidence, ProfileRow
 from ...results import PointResult, Status, Witness

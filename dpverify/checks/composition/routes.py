@@ -6,14 +6,14 @@ violation afresh: both datasets' laws recomputed (exactly, or in intervals at tw
 and the composition recomputed from them.
 
 * :class:`Lattice` -- discrete laws whose losses are integer multiples of one step: the exact
-  polynomial power of :mod:`dpverify.engine.pld` (lower = upper up to interval rounding).
+  polynomial power of :mod:`dpverify.engine.pld.lattice` (lower = upper up to interval rounding).
 * :class:`Multinomial` -- discrete laws with few distinct losses on no common lattice (randomized
-  response after Poisson subsampling): the exact multinomial of :mod:`dpverify.engine.pld_atoms`.
+  response after Poisson subsampling): the exact multinomial of :mod:`dpverify.engine.pld.atoms`.
 * :class:`Discrete` -- discrete laws with too many distinct losses for that: every loss rounded down
   and up to a grid (certified lower and upper bounds).
 * :class:`Gaussian` -- Gaussian releases: delta at the scaled distance sqrt(T) D, in closed form.
 * :class:`Laplace` -- Laplace releases: the discretised loss distribution, cells at their midpoints
-  and split to their ends (:mod:`dpverify.engine.pld_bounds`: second order, certified), on a grid
+  and split to their ends (:mod:`dpverify.engine.pld.bounds`: second order, certified), on a grid
   refined once when a claim falls between the bounds.
 """
 from __future__ import annotations
@@ -24,24 +24,24 @@ from typing import Any, Optional
 import sympy
 
 from ...dsl.params import Point
-from ...engine.backend import IntervalBackend, SympyBackend, exact_sign
-from ...engine.decimals import decimal
-from ...engine.gaussian_delta import centre_distance, event_probabilities, gaussian_delta, release
-from ...engine.noisy import Density
-from ...engine.pld import LatticePLD, NotOnLattice, combine, delta_at, lattice_pld
-from ...engine import pld_atoms
-from ...engine.pld_atoms import Atoms, TooManyTerms, atoms, composed_delta, composed_terms, count
-from ...engine.pld_budget import HOW, scaled
-from ...engine.pld_bounds import Discretised, TooLong, delta_bounds, discretise, discretise_atoms
-from ...engine.reading import distribution
-from ...engine.renyi import Unsupported, exact_number, parts
-from ...engine.work import params
+from ...engine.program.backend import IntervalBackend, SympyBackend, exact_sign
+from ...engine.decide.decimals import decimal
+from ...engine.continuous.gaussian_delta import centre_distance, event_probabilities, gaussian_delta, release
+from ...engine.continuous.noisy import Density
+from ...engine.pld.lattice import LatticePLD, NotOnLattice, combine, delta_at, lattice_pld
+from ...engine.pld import atoms as pld_atoms
+from ...engine.pld.atoms import Atoms, TooManyTerms, atoms, composed_delta, composed_terms, count
+from ...engine.pld.budget import HOW, scaled
+from ...engine.pld.bounds import Discretised, TooLong, delta_bounds, discretise, discretise_atoms
+from ...engine.program.reading import distribution
+from ...engine.loss.renyi import Unsupported, exact_number, parts
+from ...engine.program.work import params
 
 GRIDS = (128, 1024)
 """Grid points per unit of the largest discrete loss (the Discrete route): the first, and the refinement."""
 LAPLACE_GRIDS = (16, 64)
 """Grid points per unit of the smallest Laplace distance: the first, and the refinement (the bounds of
-:func:`dpverify.engine.pld_bounds.discretise` are second order in the step: cells' midpoints and ends)."""
+:func:`dpverify.engine.pld.bounds.discretise` are second order in the step: cells' midpoints and ends)."""
 
 
 class NotComposable(Exception):
@@ -288,7 +288,7 @@ class Laplace(Route):
 
 class Discrete(Route):
     """Discrete laws off any lattice with too many distinct losses for an exact multinomial: certified
-    bounds from every loss rounded down and up to a grid (:func:`dpverify.engine.pld_bounds.discretise_atoms`)."""
+    bounds from every loss rounded down and up to a grid (:func:`dpverify.engine.pld.bounds.discretise_atoms`)."""
 
     method = "discretised privacy loss distribution of the discrete laws rounded down and up (certified bounds)"
 

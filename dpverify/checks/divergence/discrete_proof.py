@@ -1,8 +1,8 @@
 """``renyi(alpha, eps)`` of discrete mechanisms proved -- or refuted off the grid -- for every value of
 one parameter, by exact polynomial algebra.
 
-Run with the parameter as a sympy symbol (:func:`dpverify.engine.symbolic.symbolic_laws`), every output
-probability is a rational function of w = e^(s/L) (:func:`dpverify.engine.symbolic.basis`).  For an
+Run with the parameter as a sympy symbol (:func:`dpverify.engine.program.symbolic.symbolic_laws`), every output
+probability is a rational function of w = e^(s/L) (:func:`dpverify.engine.program.symbolic.basis`).  For an
 integer order alpha >= 2 and an ordered neighbouring pair (P, Q),
 
     e^((alpha - 1) D_alpha(P || Q)) = sum_o P(o)^alpha Q(o)^(1 - alpha) = sum_o P(o)^alpha / Q(o)^(alpha - 1)
@@ -10,7 +10,7 @@ integer order alpha >= 2 and an ordered neighbouring pair (P, Q),
 is a rational function S(w) = N(w) / D(w) too, and when e^((alpha - 1) eps_claimed) is one, B(w) = b(w) / c(w)
 (``eps`` such as ``log(2 cosh(eps) - 1)`` or ``eps`` itself; ``eps^2`` is not), the claim at every value is
 S(w) <= B(w), i.e. H(w) = b D - N c >= 0 for every w > 1 once D and c are shown positive there.  Each
-distinct H is decided by exact real-root isolation (:func:`dpverify.engine.positivity.find_point`): no
+distinct H is decided by exact real-root isolation (:func:`dpverify.engine.decide.positivity.find_point`): no
 w > 1 with H(w) < 0 proves the claim for every value; an exact rational w* with H(w*) < 0 is a
 counterexample at s* = L ln w*, confirmed by recomputing both laws at s* in certified intervals at twice
 the precision (D_alpha above the claim evaluated there) before the claim is refuted.
@@ -23,13 +23,13 @@ from typing import Any, Optional
 import sympy
 
 from ...dsl.params import Point
-from ...engine.backend import IntervalBackend
-from ...engine.decimals import decimal
-from ...engine.positivity import find_point
-from ...engine.reading import distribution
-from ...engine.renyi import PairDivergence, Unsupported, parts
-from ...engine.symbolic import Laws, NotRational, basis, rational_function
-from ...engine.work import params
+from ...engine.program.backend import IntervalBackend
+from ...engine.decide.decimals import decimal
+from ...engine.decide.positivity import find_point
+from ...engine.program.reading import distribution
+from ...engine.loss.renyi import PairDivergence, Unsupported, parts
+from ...engine.program.symbolic import Laws, NotRational, basis, rational_function
+from ...engine.program.work import params
 from ...results import Status, Witness
 
 MAX_ORDER = 64

@@ -17,12 +17,12 @@ import sympy
 
 from ...dsl.params import Point, substitute
 from ...dsl.spec import Spec
-from ...engine.backend import IntervalBackend, SympyBackend, exact_sign
-from ...engine.datasets import require_pairs
-from ...engine.decimals import decimal
-from ...engine.reading import distribution
-from ...engine.renyi import PairDivergence, exact_rate, exact_sum, parts
-from ...engine.work import params
+from ...engine.program.backend import IntervalBackend, SympyBackend, exact_sign
+from ...engine.datasets.datasets import require_pairs
+from ...engine.decide.decimals import decimal
+from ...engine.program.reading import distribution
+from ...engine.loss.renyi import PairDivergence, exact_rate, exact_sum, parts
+from ...engine.program.work import params
 from ...errors import SpecError
 from ...evidence import DivergenceCurve, DivergenceEvidence, PairValue
 from ..witness import number

@@ -1,7 +1,7 @@
 """Divergence claims proved for every value of the parameters, where closed forms reach.
 
 Run with the parameters as sympy symbols (the symbolic reading,
-:func:`dpverify.engine.symbolic.symbolic_laws`), a mechanism whose every dataset releases one
+:func:`dpverify.engine.program.symbolic.symbolic_laws`), a mechanism whose every dataset releases one
 output of lone Laplace or Gaussian values over the whole line has, per ordered neighbouring pair,
 
     D_alpha = sum_k D_alpha(g_k || h_k),
@@ -26,11 +26,11 @@ import sympy
 from ...dsl.claims import Renyi, Zcdp
 from ...dsl.params import Point
 from ...dsl.spec import Spec
-from ...engine.noisy import FULL, Density
-from ...engine.reading import keywords
-from ...engine.renyi import exact_number
-from ...engine.symbolic import NotRational, symbolic_laws
-from ...engine.work import params
+from ...engine.continuous.noisy import FULL, Density
+from ...engine.program.reading import keywords
+from ...engine.loss.renyi import exact_number
+from ...engine.program.symbolic import NotRational, symbolic_laws
+from ...engine.program.work import params
 from ...errors import SpecError
 from ...results import PointResult, Status, Witness
 from ..workspace import Workspace

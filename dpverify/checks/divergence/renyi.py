@@ -1,7 +1,7 @@
 """``renyi(alpha, eps)``: D_alpha(M(X) || M(X')) <= eps for every ordered pair of neighbours.
 
 The achieved value is the largest exact Rényi divergence over the universe's ordered
-neighbouring pairs, in certified intervals (:mod:`dpverify.engine.renyi`).  ``verified`` when
+neighbouring pairs, in certified intervals (:mod:`dpverify.engine.loss.renyi`).  ``verified`` when
 its upper end is at most the claim; ``refuted`` when a pair's lower end exceeds it and the pair,
 recomputed afresh at twice the precision, still does; a pair whose interval straddles the claim
 (a claim equal to the exact divergence) is decided in exact sympy: the sum
@@ -20,9 +20,9 @@ import sympy
 from ...dsl.claims import Claim, Renyi
 from ...dsl.params import Point, point_label, substitute
 from ...dsl.spec import Spec
-from ...engine.backend import IntervalBackend
-from ...engine.decimals import decimal
-from ...engine.renyi import Unsupported
+from ...engine.program.backend import IntervalBackend
+from ...engine.decide.decimals import decimal
+from ...engine.loss.renyi import Unsupported
 from ...results import PointResult, Status, Witness
 from ..witness import CONFIRM_DIGITS, positive
 from ..workspace import Workspace

@@ -6,7 +6,7 @@ lower bound of the supremum, at an exact order); the limit at alpha -> 1 (the KL
 another.  ``refuted`` when D_alpha / alpha exceeds rho at an exact order, confirmed on both laws
 recomputed afresh at twice the precision (the witness names the pair and the order).
 ``verified`` only with an upper bound valid for EVERY alpha > 1
-(:func:`dpverify.engine.renyi.rate_at_most`: beyond alpha_0 = D_oo / rho from D_alpha <= D_oo,
+(:func:`dpverify.engine.loss.renyi.rate_at_most`: beyond alpha_0 = D_oo / rho from D_alpha <= D_oo,
 on (1, alpha_0] from the monotonicity of D_alpha on a partition); ``unknown`` when it does not
 close.  Releases of Gaussian values alone have D_alpha / alpha constant: exactly sum t^2/(2 s^2).
 """
@@ -21,8 +21,8 @@ import sympy
 from ...dsl.claims import Claim, Zcdp
 from ...dsl.params import Point, point_label, substitute
 from ...dsl.spec import Spec
-from ...engine.decimals import decimal
-from ...engine.renyi import Unsupported, largest_rate, rate_at_most
+from ...engine.decide.decimals import decimal
+from ...engine.loss.renyi import Unsupported, largest_rate, rate_at_most
 from ...results import PointResult, Status, Witness
 from ...errors import SpecError
 from ..witness import CONFIRM_DIGITS, number, positive

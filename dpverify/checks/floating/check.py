@@ -27,10 +27,10 @@ from ...dsl.claims import Claim
 from ...dsl.floating import FloatPrivate
 from ...dsl.params import Point, point_label
 from ...dsl.spec import Spec
-from ...engine.backend import exact_sign
-from ...engine.datasets import enumerate_datasets, estimate, neighbour_pairs
-from ...engine.decimals import decimal
-from ...engine.floating import UNIFORMS, Sampler, candidates, name_of
+from ...engine.program.backend import exact_sign
+from ...engine.datasets.datasets import enumerate_datasets, estimate, neighbour_pairs
+from ...engine.decide.decimals import decimal
+from ...engine.program.floating import UNIFORMS, Sampler, candidates, name_of
 from ...errors import SpecError
 from ...evidence import FloatEvidence
 from ...results import PointResult, Status, Witness

@@ -14,7 +14,7 @@ attackers run in order, and the first verdict wins:
    small finite range, every point is decided exactly.  -> ``proved`` or
    ``refuted``
 3. **z3** -- the negation of the claim with the assumptions and the domain
-   (:mod:`dpverify.engine.smt`).  ``unsat`` proves the claim when the encoding
+   (:mod:`dpverify.engine.decide.smt`).  ``unsat`` proves the claim when the encoding
    is exact or only relaxed (over-approximated); a restricted encoding (a
    bounded search) proves nothing.  A model is a *candidate* only.
 4. **numeric search** (:mod:`.formula_search`) -- for candidates z3 could
@@ -45,8 +45,8 @@ import z3
 from ...dsl.claims import Claim, Identity, Inequality
 from ...dsl.params import Point
 from ...dsl.spec import Spec
-from ...engine import smt, smt_values
-from ...engine.backend import is_exactly_zero
+from ...engine.decide import smt, smt_values
+from ...engine.program.backend import is_exactly_zero
 from ...errors import SpecError
 from .problem import (Counterexample, Diverges, OutOfTime, Problem, Undecidable, certified_sign, evaluate,
                               normalise, time_limit)
@@ -54,7 +54,7 @@ from .search import search
 from ...evidence import FormulaEvidence
 from ...results import PointResult, Status, Witness
 from ..workspace import Workspace
-from ...engine.decimals import decimal
+from ...engine.decide.decimals import decimal
 
 Z3_RLIMIT = 3_000_000
 """z3's resource limit per query (a count of its steps, so the verdict does not depend on the

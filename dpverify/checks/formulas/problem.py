@@ -10,7 +10,7 @@ non-positive number): there the claim says nothing.
 point (a z3 model, a numeric search, an enumeration), the point is substituted
 exactly into the claim *as written* (not its normalised form), the conditions
 are decided exactly, and the two sides are compared by
-:func:`~dpverify.engine.backend.exact_sign` (exact algebra for zero, sympy's
+:func:`~dpverify.engine.program.backend.exact_sign` (exact algebra for zero, sympy's
 certified evalf at 80 digits for a sign).
 """
 from __future__ import annotations
@@ -25,9 +25,9 @@ from typing import Optional, Union
 import sympy
 
 from ...dsl.claims import Identity, Inequality
-from ...engine import certified
-from ...engine.backend import exact_sign
-from ...engine.smt import SAFETY_MESSAGE
+from ...engine.decide import certified
+from ...engine.program.backend import exact_sign
+from ...engine.decide.smt import SAFETY_MESSAGE
 
 Values = dict[sympy.Symbol, sympy.Rational]
 CONFIRM_DIGITS = 80

@@ -31,12 +31,12 @@ import sympy
 from ...dsl.claims import Claim, Gdp, Zcdp
 from ...dsl.params import Point, point_label, substitute
 from ...dsl.spec import Spec
-from ...engine.backend import IntervalBackend, SympyBackend, exact_sign
-from ...engine.datasets import require_pairs
-from ...engine.decimals import decimal
-from ...engine.pld_budget import set_factor
-from ...engine.gaussian_delta import gaussian_delta
-from ...engine.renyi import Unsupported, exact_number, parts
+from ...engine.program.backend import IntervalBackend, SympyBackend, exact_sign
+from ...engine.datasets.datasets import require_pairs
+from ...engine.decide.decimals import decimal
+from ...engine.pld.budget import set_factor
+from ...engine.continuous.gaussian_delta import gaussian_delta
+from ...engine.loss.renyi import Unsupported, exact_number, parts
 from ...errors import SpecError
 from ...evidence import GdpEvidence
 from ...results import PointResult, Status, Witness

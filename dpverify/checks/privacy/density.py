@@ -1,13 +1,13 @@
 """Privacy of mechanisms that release noisy values: the loss from densities, exactly.
 
-The cells and their losses come from :mod:`dpverify.engine.density_cells`.  A cheap pass
+The cells and their losses come from :mod:`dpverify.engine.continuous.density_cells`.  A cheap pass
 (exact pieces, sampled others) looks for a violation first; only when there
 is none does the branch and bound run on pieces with several terms, so that
 the claim can be verified.  ``verified`` needs every cell decided (a tie at
 e^eps decided exactly by sympy at the attaining point); a violation is
 ``refuted`` only after the witness value is re-evaluated on laws recomputed
 at twice the precision (the points and densities there come from
-:mod:`dpverify.engine.density_points`).  A density witness carries both densities
+:mod:`dpverify.engine.continuous.density_points`).  A density witness carries both densities
 and their log ratio around it, for the report's plot.  (eps, delta) claims go to
 :mod:`.gaussian` (Gaussian releases) and :mod:`.density_delta`.
 """
@@ -20,21 +20,21 @@ from typing import Any, Optional
 import sympy
 
 from ...dsl.params import Point
-from ...engine.backend import IntervalBackend, SympyBackend, exact_sign
-from ...engine.density_cells import Cell, cells
-from ...engine.density_curves import curves
-from ...engine.density_points import densities, exact_supremum, mixes, released_values, witness_points
-from ...engine.gaussian_delta import all_gaussian
-from ...engine.noisy import Released
-from ...engine.reading import distribution
+from ...engine.program.backend import IntervalBackend, SympyBackend, exact_sign
+from ...engine.continuous.density_cells import Cell, cells
+from ...engine.continuous.density_curves import curves
+from ...engine.continuous.density_points import densities, exact_supremum, mixes, released_values, witness_points
+from ...engine.continuous.gaussian_delta import all_gaussian
+from ...engine.continuous.noisy import Released
+from ...engine.program.reading import distribution
 from .density_delta import check_delta
 from .gaussian import check_gaussian_delta
 from .level import Level
 from ...evidence import DensityCurves, PrivacyEvidence
 from ...results import PointResult, Status, Witness
 from ..witness import CONFIRM_DIGITS, number, positive, refuted_ratio
-from ...engine.decimals import decimal
-from ...engine.work import params
+from ...engine.decide.decimals import decimal
+from ...engine.program.work import params
 
 
 def check_density(program: Any, point: Point, level: Level, table: Any, left: Any, right: Any,

@@ -1,6 +1,6 @@
 """(eps, delta) of releases with one noisy value per output, decided by the exact hockey-stick divergence.
 
-The divergence comes from :mod:`dpverify.engine.density_divergence` (a closed form on pieces where
+The divergence comes from :mod:`dpverify.engine.continuous.density_divergence` (a closed form on pieces where
 both densities are single exponentials, in certified intervals); anything it does not cover leaves
 the claim to :func:`~dpverify.checks.privacy.density.check_density`'s fallback.  A violation is
 confirmed on laws recomputed at twice the precision before the claim is refuted.
@@ -10,14 +10,14 @@ from __future__ import annotations
 from typing import Any, Optional
 
 from ...dsl.params import Point
-from ...engine.backend import IntervalBackend
-from ...engine.density_divergence import Undecided, divergence
-from ...engine.reading import distribution
+from ...engine.program.backend import IntervalBackend
+from ...engine.continuous.density_divergence import Undecided, divergence
+from ...engine.program.reading import distribution
 from .level import Level
 from ...results import PointResult, Status
 from ..witness import confirm_delta, figure
-from ...engine.decimals import decimal
-from ...engine.work import params
+from ...engine.decide.decimals import decimal
+from ...engine.program.work import params
 
 
 def check_delta(program: Any, point: Point, level: Level, table: Any, left: Any, right: Any,

@@ -26,13 +26,13 @@ import sympy
 from ...dsl.claims import Private
 from ...dsl.params import Point
 from ...dsl.spec import Spec
-from ...engine.noisy import Density
-from ...engine.symbolic import NotRational, symbolic_laws
+from ...engine.continuous.noisy import Density
+from ...engine.program.symbolic import NotRational, symbolic_laws
 from ...errors import SpecError
 from .proof import Proof, proof_symbols
 from ...results import Status
 from ..workspace import Workspace
-from ...engine.work import params
+from ...engine.program.work import params
 
 _V = sympy.Symbol("v", real=True)
 _B = sympy.Symbol("b", positive=True)

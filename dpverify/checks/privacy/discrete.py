@@ -21,19 +21,19 @@ import sympy
 from ...dsl.claims import Claim, Private
 from ...dsl.params import Point, point_label, substitute
 from ...dsl.spec import Spec
-from ...engine.backend import IntervalBackend, SympyBackend, exact_sign
-from ...engine.loss import Cell, LossTable
-from ...engine.reading import distribution
-from ...engine.density_cells import has_densities
+from ...engine.program.backend import IntervalBackend, SympyBackend, exact_sign
+from ...engine.loss.pairs import Cell, LossTable
+from ...engine.program.reading import distribution
+from ...engine.continuous.density_cells import has_densities
 from .level import Level
 from .proof import Proof, prove_private
 from ...evidence import PrivacyEvidence, WitnessLaws
 from ...results import PointResult, Status, Witness
 from ..witness import CONFIRM_DIGITS, confirm_delta, figure, number, positive, refuted_delta, refuted_ratio
 from ..workspace import Workspace
-from ...engine.achieved import of_losses
-from ...engine.decimals import decimal
-from ...engine.work import params
+from ...engine.loss.achieved import of_losses
+from ...engine.decide.decimals import decimal
+from ...engine.program.work import params
 
 
 class PrivacyCheck:

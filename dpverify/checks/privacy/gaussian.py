@@ -1,6 +1,6 @@
 """Gaussian releases: (eps, delta) claims decided by the analytic delta(eps) of Balle and Wang.
 
-The numbers come from :mod:`dpverify.engine.gaussian_delta` (Phi and delta(eps) in certified
+The numbers come from :mod:`dpverify.engine.continuous.gaussian_delta` (Phi and delta(eps) in certified
 intervals, the centres' scaled distance D); delta(eps) increases in D, so the worst neighbouring
 pair decides.  Neighbours whose releases differ in their discrete part (the skeleton around the
 noisy values) have disjoint supports: delta = 1, whatever the noise.
@@ -12,15 +12,15 @@ from typing import Any
 import sympy
 
 from ...dsl.params import Point
-from ...engine.achieved import of_gaussian
-from ...engine.backend import IntervalBackend, exact_sign
-from ...engine.gaussian_delta import centre_distance, event_probabilities, gaussian_delta, release
-from ...engine.reading import distribution
+from ...engine.loss.achieved import of_gaussian
+from ...engine.program.backend import IntervalBackend, exact_sign
+from ...engine.continuous.gaussian_delta import centre_distance, event_probabilities, gaussian_delta, release
+from ...engine.program.reading import distribution
 from .level import Level
 from ...results import PointResult, Status, Witness
 from ..witness import confirm_delta
-from ...engine.decimals import decimal
-from ...engine.work import params
+from ...engine.decide.decimals import decimal
+from ...engine.program.work import params
 
 
 def check_gaussian_delta(program: Any, point: Point, level: Level, table: Any, left: Any, right: Any,

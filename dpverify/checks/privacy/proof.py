@@ -1,6 +1,6 @@
 """Pure DP proved for every eps > 0 on a finite universe, with z3.
 
-The symbolic reading (:mod:`dpverify.engine.symbolic`) gives every output
+The symbolic reading (:mod:`dpverify.engine.program.symbolic`) gives every output
 probability as a rational function of w = e^(eps/L).  The claim
 P(o|X) <= e^eps' P(o|X') for all neighbours and outputs becomes, after
 clearing denominators that are shown positive for all w > 1, a finite set of
@@ -24,18 +24,18 @@ import sympy
 from ...dsl.claims import Private
 from ...dsl.params import Point
 from ...dsl.spec import Spec
-from ...engine.backend import IntervalBackend
+from ...engine.program.backend import IntervalBackend
 from ...errors import SpecError
-from ...engine.positivity import find_point
-from ...engine.reading import Table, distribution, keywords
-from ...engine.safety import SafetyLimit
-from ...engine.symbolic import NotRational, WBasis, basis, rational_function, symbolic_laws
+from ...engine.decide.positivity import find_point
+from ...engine.program.reading import Table, distribution, keywords
+from ...engine.decide.safety import SafetyLimit
+from ...engine.program.symbolic import NotRational, WBasis, basis, rational_function, symbolic_laws
 from .level import e_to
 from ...results import Status, Witness
 from ..witness import figure, number
 from ..workspace import Workspace
-from ...engine.decimals import decimal
-from ...engine.work import params
+from ...engine.decide.decimals import decimal
+from ...engine.program.work import params
 
 QUERY_RLIMIT = 3_000_000
 """z3's resource limit per query (a count of its steps), so that a proof's outcome does not depend on
@@ -181,7 +181,7 @@ def _rational_laws(laws: list[dict], base: WBasis) -> list[dict]:
 def _spent() -> int:
     """z3's resource count in this process so far; 0 while z3 has not been loaded (one-variable
     proofs never load it: importing z3 is a fifth of a one-claim run's start-up)."""
-    smt = sys.modules.get("dpverify.engine.smt")
+    smt = sys.modules.get("dpverify.engine.decide.smt")
     return smt.spent() if smt is not None else 0
 
 
@@ -211,7 +211,7 @@ def _z3(poly: sympy.Poly) -> Any:
 def _exists(solver: Any, gens: list[sympy.Symbol], poly: sympy.Poly, op: str) -> Any:
     """A model {w: Fraction} if some w > 1 has ``poly op 0`` ("<" or "<="); False if none; None if unknown.
 
-    One variable: exact real-root isolation (:mod:`dpverify.engine.positivity`), which always
+    One variable: exact real-root isolation (:mod:`dpverify.engine.decide.positivity`), which always
     answers (z3's nonlinear timeouts proved unreliable on high-degree univariate polynomials);
     several variables: z3.
     """
@@ -226,7 +226,7 @@ def _exists(solver: Any, gens: list[sympy.Symbol], poly: sympy.Poly, op: str) ->
 def _z3_exists(solver: Any, gens: list[sympy.Symbol], poly: sympy.Poly, op: str, rlimit: int) -> Any:
     import z3
 
-    from ...engine.smt import check
+    from ...engine.decide.smt import check
     solver.push()
     try:
         term = _z3(poly)

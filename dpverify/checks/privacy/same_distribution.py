@@ -4,7 +4,7 @@ Differences are found with certified intervals (a non-zero interval
 difference is a certain mismatch, then confirmed at twice the precision).
 Equality cannot be shown by intervals, so every dataset is also recomputed
 exactly with sympy and each output's difference shown to be zero
-(:func:`~dpverify.engine.backend.exact_sign`).
+(:func:`~dpverify.engine.program.backend.exact_sign`).
 """
 from __future__ import annotations
 
@@ -15,17 +15,17 @@ import sympy
 from ...dsl.claims import Claim, SameDistribution
 from ...dsl.params import Point, point_label
 from ...dsl.spec import Spec
-from ...engine.backend import IntervalBackend, SympyBackend, exact_sign
-from ...engine.enumerate import Session
-from ...engine.reading import Table, distribution
+from ...engine.program.backend import IntervalBackend, SympyBackend, exact_sign
+from ...engine.program.enumerate import Session
+from ...engine.program.reading import Table, distribution
 from ...errors import SpecError
-from ...engine.parameter import ParameterBranch
-from ...engine.symbolic import NotRational, basis, rational_function, symbolic_laws
+from ...engine.program.parameter import ParameterBranch
+from ...engine.program.symbolic import NotRational, basis, rational_function, symbolic_laws
 from .proof import proof_symbols
 from ...results import PointResult, Status, Witness
 from ..workspace import Workspace
-from ...engine.decimals import decimal
-from ...engine.work import params
+from ...engine.decide.decimals import decimal
+from ...engine.program.work import params
 
 
 class SameDistributionCheck:

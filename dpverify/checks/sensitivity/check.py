@@ -31,10 +31,10 @@ from ...dsl.params import Point, point_label
 from ...dsl.queries import Finite
 from ...dsl.spec import Spec
 from ...dsl.universe import Neighbours
-from ...engine.backend import exact_sign
-from ...engine.eventually import Undecided, compare, value_at
-from ...engine.sensitivity import N, Derivation, NotDerivable, derive
-from ...engine.smt import SafetyLimit
+from ...engine.program.backend import exact_sign
+from ...engine.decide.eventually import Undecided, compare, value_at
+from ...engine.sensitivity.derive import N, Derivation, NotDerivable, derive
+from ...engine.decide.smt import SafetyLimit
 from ...errors import SpecError
 from ...evidence import SensitivityEvidence
 from ...results import PointResult, Status

@@ -15,17 +15,17 @@ import sympy
 from ...dsl.queries import Abs, Extreme, Interval, Linear, Opaque, Query
 from ...dsl.spec import Spec
 from ...dsl.universe import Neighbours, Universe
-from ...engine.backend import IntervalBackend, exact_sign
-from ...engine.enumerate import Runner, Session
-from ...engine.eventually import value_at
-from ...engine.primitives import derived_notes
-from ...engine.sensitivity import N
-from ...engine.sensitivity_search import (Found, NotEncodable, TooLarge, enumerate_max, z3_interval_search,
+from ...engine.program.backend import IntervalBackend, exact_sign
+from ...engine.program.enumerate import Runner, Session
+from ...engine.decide.eventually import value_at
+from ...engine.program.primitives import derived_notes
+from ...engine.sensitivity.derive import N
+from ...engine.sensitivity.search import (Found, NotEncodable, TooLarge, enumerate_max, z3_interval_search,
                                          z3_search)
-from ...engine.smt import SafetyLimit
+from ...engine.decide.smt import SafetyLimit
 from ...errors import DpverifyError, SpecError
 from ...results import PointResult, Status
-from ...engine.work import params
+from ...engine.program.work import params
 from .context import Context
 from .refute import are_neighbours, exceeding, refuted, values
 

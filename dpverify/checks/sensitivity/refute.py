@@ -15,7 +15,7 @@ from typing import Any, Optional, Union
 import sympy
 
 from ...dsl.universe import Neighbours
-from ...engine.backend import exact_sign
+from ...engine.program.backend import exact_sign
 from ...results import PointResult, Status, Witness
 from .context import Context
 

@@ -23,15 +23,15 @@ from ...dsl.claims import Claim, Private
 from ...dsl.learning import PrivatePrediction, Stability
 from ...dsl.params import Point, point_label, substitute
 from ...dsl.spec import Spec
-from ...engine.backend import IntervalBackend, SympyBackend, exact_sign
-from ...engine.reading import call_with, distribution, keywords
+from ...engine.program.backend import IntervalBackend, SympyBackend, exact_sign
+from ...engine.program.reading import call_with, distribution, keywords
 from ..privacy.discrete import check_private, side_by_side
 from ...evidence import PredictionEvidence
 from ...results import PointResult, Status, Witness, worst
 from ..witness import CONFIRM_DIGITS, number, positive
 from ..workspace import Workspace
-from ...engine.decimals import decimal
-from ...engine.work import params
+from ...engine.decide.decimals import decimal
+from ...engine.program.work import params
 
 
 @dataclass(frozen=True)

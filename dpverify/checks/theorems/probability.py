@@ -17,14 +17,14 @@ from ...dsl.claims import Claim
 from ...dsl.learning import Probability
 from ...dsl.params import Point, point_label, substitute
 from ...dsl.spec import Spec
-from ...engine.backend import IntervalBackend, SympyBackend, exact_sign
-from ...engine.reading import distribution, keywords
+from ...engine.program.backend import IntervalBackend, SympyBackend, exact_sign
+from ...engine.program.reading import distribution, keywords
 from ...evidence import ProbabilityEvidence, SideBound
 from ...results import PointResult, Status, Witness
 from ..witness import CONFIRM_DIGITS, number, positive
 from ..workspace import Workspace
-from ...engine.decimals import decimal
-from ...engine.work import params
+from ...engine.decide.decimals import decimal
+from ...engine.program.work import params
 
 
 class ProbabilityCheck:

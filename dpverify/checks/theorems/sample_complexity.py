@@ -1,11 +1,11 @@
 """The sample-complexity check: "if n >= BOUND then P[error(M(S)) > alpha] <= beta", exactly, for the n checked.
 
 S is n records drawn i.i.d. from a finite population.  The failure probability at each n is summed
-over the multisets of S as a certified enclosure by :mod:`dpverify.engine.multisets` (exact integer
+over the multisets of S as a certified enclosure by :mod:`dpverify.engine.datasets.multisets` (exact integer
 weights; each run's probability of a bad output enclosed by the fast reading of
-:mod:`dpverify.engine.fastlaw` or the general interval reading; or, for a learner whose score is a
+:mod:`dpverify.engine.program.fastlaw` or the general interval reading; or, for a learner whose score is a
 linear query of the counts, grouped by its exponent vector or enclosed in float64 intervals by
-:mod:`dpverify.engine.counts`, re-read precisely when such an enclosure cannot be separated from
+:mod:`dpverify.engine.datasets.counts`, re-read precisely when such an enclosure cannot be separated from
 beta); this module decides: which n the claim covers, whether an output's error exceeds alpha, and
 whether the enclosure lies below beta.
 
@@ -45,12 +45,12 @@ from ...dsl.claims import Claim
 from ...dsl.learning import SampleComplexity
 from ...dsl.params import Point, point_label, substitute
 from ...dsl.spec import Spec
-from ...engine.backend import IntervalBackend, exact_float, exact_sign
-from ...engine.decimals import decimal
-from ...engine.enumerate import _typed
-from ...engine.multisets import EVERY_ORDERING_UP_TO, ORDERINGS, MultisetSum, OrderDependent, multisets
-from ...engine.reading import keywords
-from ...engine.work import params
+from ...engine.program.backend import IntervalBackend, exact_float, exact_sign
+from ...engine.decide.decimals import decimal
+from ...engine.program.enumerate import _typed
+from ...engine.datasets.multisets import EVERY_ORDERING_UP_TO, ORDERINGS, MultisetSum, OrderDependent, multisets
+from ...engine.program.reading import keywords
+from ...engine.program.work import params
 from ...errors import EnumerationTooLarge, SpecError
 from ...evidence import SampleComplexityEvidence
 from ...results import PointResult, Status, Witness
@@ -353,7 +353,7 @@ class _Decider:
 
 def order_note(failure: MultisetSum, first: int, last: int) -> str:
     """What the sums over multisets of n = first..last assumed of the order of the sample, and how it was
-    checked (see :meth:`~dpverify.engine.multisets.MultisetSum._check_orders`)."""
+    checked (see :meth:`~dpverify.engine.datasets.multisets.MultisetSum._check_orders`)."""
     log = failure.order_log
     every = [n for n in range(first, last + 1) if log.get(n) == "every"]
     counted = [n for n in range(first, last + 1) if log.get(n) == "counts"]
@@ -431,7 +431,7 @@ def summed(failure: MultisetSum, n: int) -> str:
 
 class FailureProbability(MultisetSum):
     """P_{S ~ population^n}[error(M(S)) > alpha] for each n, as a certified enclosure: the claim's
-    population and mechanism summed over multisets by :class:`~dpverify.engine.multisets.MultisetSum`
+    population and mechanism summed over multisets by :class:`~dpverify.engine.datasets.multisets.MultisetSum`
     (``fast``, ``workers``, ``counts`` as there), with "error > alpha" decided here, exactly."""
 
     def __init__(self, spec: Spec, claim: SampleComplexity, point: Point, alpha: sympy.Expr, dps: int,
@@ -445,7 +445,7 @@ class FailureProbability(MultisetSum):
 
     def _is_bad(self, output: Any) -> bool:
         """error(output) > alpha, decided exactly (a tie is not bad; a float must be exact).  Outputs are
-        cached by :func:`~dpverify.engine.enumerate._typed` (equal, of the same types and the same text), so
+        cached by :func:`~dpverify.engine.program.enumerate._typed` (equal, of the same types and the same text), so
         outputs equal under Python's == that an observer -- or ``error`` -- can tell apart (0.0 and -0.0,
         1 and True) are never merged; a NaN output is refused at the learner."""
         try:
