@@ -95,8 +95,12 @@ def _parent(pid: int) -> int:
 
 
 SCRIPT = textwrap.dedent("""
-    import os, sys, time
+    import os, signal, sys, time
     from dpverify.engine.execution import pool
+
+    # Python keeps an inherited SIG_IGN for SIGINT (a CI runner or nohup may start us so): put back the
+    # handler that raises KeyboardInterrupt, so the test does not depend on the disposition it inherits
+    signal.signal(signal.SIGINT, signal.default_int_handler)
 
     def slow(item):
         print(os.getpid(), flush=True)
@@ -111,11 +115,13 @@ SCRIPT = textwrap.dedent("""
 
 
 @contextlib.contextmanager
-def two_workers() -> Iterator[tuple[subprocess.Popen, list[int]]]:
-    """Run :data:`SCRIPT`, wait until its two workers print their pids, and give (process, pids); on
-    the way out, kill whatever of them a failing test left running."""
+def two_workers(inherited_sigint: object = signal.SIG_DFL) -> Iterator[tuple[subprocess.Popen, list[int]]]:
+    """Run :data:`SCRIPT` (with SIGINT's disposition at exec ``inherited_sigint``), wait until its two
+    workers print their pids, and give (process, pids); on the way out, kill whatever of them a failing
+    test left running."""
     process = subprocess.Popen([sys.executable, "-c", SCRIPT], stdout=subprocess.PIPE, text=True,
-                               start_new_session=True)
+                               start_new_session=True,
+                               preexec_fn=lambda: signal.signal(signal.SIGINT, inherited_sigint))
     workers: list[int] = []
     try:
         workers = [int(process.stdout.readline()) for _ in range(2)]
@@ -130,8 +136,9 @@ def two_workers() -> Iterator[tuple[subprocess.Popen, list[int]]]:
         process.stdout.close()
 
 
-def test_an_interrupted_parent_stops_its_workers_in_its_finally() -> None:
-    with two_workers() as (process, workers):
+@pytest.mark.parametrize("inherited_sigint", [signal.SIG_DFL, signal.SIG_IGN], ids=["default", "ignored"])
+def test_an_interrupted_parent_stops_its_workers_in_its_finally(inherited_sigint: object) -> None:
+    with two_workers(inherited_sigint) as (process, workers):
         process.send_signal(signal.SIGINT)
         assert process.stdout.readline().strip() == "stopped"
         assert gone(workers), [p for p in workers if alive(p)]
