@@ -83,7 +83,8 @@ class Workspace:
         done = self.memo.setdefault(("symmetric", id(spec)), set())
         if key not in done:
             datasets, _, _ = self.datasets(spec)
-            check_symmetric(program, spec.universe, datasets, values, windows)
+            how = check_symmetric(program, spec.universe, datasets, values, windows, self.options.max_work)
+            self.memo[("symmetric-how", id(spec))] = how
             done.add(key)
 
     def require_symmetric(self, spec: Spec, program: Callable[..., Any], values: dict[str, Any]) -> None:
@@ -100,7 +101,7 @@ class Workspace:
         if key not in done:
             datasets, _, _ = self.datasets(spec)
             try:
-                check_symmetric(program, spec.universe, datasets, values, {})
+                check_symmetric(program, spec.universe, datasets, values, {}, self.options.max_work)
                 done[key] = None
             except (SpecError, NotRational) as exc:
                 done[key] = NotRational(f"symmetric=True is not shown for every value of the parameters, "

@@ -21,27 +21,77 @@ arguments with the same enclosure, which proves nothing exact):
 
 The work is the number of orderings (sequences); :func:`orderings` counts it
 so that the checks fold it into the ``--max-work`` estimate before any run.
+
+**Without the orderings.**  First, :mod:`.orderfree` reads the program's code: when every use of
+the dataset is an order-free operation (``len``, ``sum``, ``sorted``, ``min``, ``max``, a sum of a
+pure exact per-record term, a dpverify count/total/mean query, or passing it to functions and
+closures that are read the same way), the law is a function of the multiset, and no ordering is
+run.  Terms that see values other than records (a candidate, a parameter) need those values to be
+plain exact numbers at run time: then the program runs once per multiset (every branch, the exact
+reading) while :class:`.orderfree.Watch` checks them, instead of once per ordering.  Otherwise --
+or when a run shows such a value of another kind -- the full check above runs, under the work
+limit (``max_work``): refused up front when its orderings exceed it.  :func:`check_symmetric`
+returns how the declaration was shown, for the verdict.
 """
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Iterator, Mapping
 from typing import Any, Optional
 
 import sympy
 
 from ...dsl.universe import Universe
-from ...errors import SpecError
+from ...errors import EnumerationTooLarge, SpecError
 from ..program.backend import SympyBackend, exact_sign, is_exactly_zero
 from ..program.enumerate import TRACE, Distribution, Session
 from ..continuous.noisy import Density
 from ..program.reading import _call
+from . import orderfree
 
 
-def orderings(universe: Universe) -> int:
-    """How many sequences the check runs (0 when the universe is not declared symmetric)."""
+def orderings(universe: Universe, program: Optional[Callable[..., Any]] = None) -> int:
+    """How many runs the check makes (0 when the universe is not declared symmetric): the sequences of
+    every size, or, given the ``program`` and when its code shows it order-free (:func:`proof`), one
+    run per multiset when its terms need a run-time check and none when they do not."""
     if not universe.symmetric:
         return 0
+    if program is not None:
+        found = proof(program, universe)
+        if isinstance(found, orderfree.Proof):
+            return multisets(universe) if found.needs_runs else 0
     return sum(len(universe.records) ** k for k in universe.sizes)
+
+
+def multisets(universe: Universe) -> int:
+    """How many multisets the universe has over its sizes: C(r + k - 1, k) each."""
+    r = len(universe.records)
+    return sum(math.comb(r + k - 1, k) for k in universe.sizes)
+
+
+_PROOFS: dict = {}
+
+
+def proof(program: Callable[..., Any], universe: Universe) -> Any:
+    """:func:`.orderfree.analyse` of the program over the universe's records (memoised): a Proof, or the
+    reason (a str) it was refused."""
+    key = (program, universe.records)
+    try:
+        found = _PROOFS.get(key)
+    except TypeError:  # an unhashable program
+        found, key = None, None
+    if found is None:
+        try:
+            found = orderfree.analyse(program, universe.records)
+        except orderfree.Refused as why:
+            found = str(why)
+        except Exception as exc:  # noqa: BLE001 (code this module cannot read: the full check runs)
+            found = f"its code could not be read ({type(exc).__name__}: {exc})"
+        if key is not None:
+            if len(_PROOFS) > 256:
+                _PROOFS.clear()
+            _PROOFS[key] = found
+    return found
 
 
 def permutations(data: tuple) -> Iterator[tuple]:
@@ -65,15 +115,59 @@ def permutations(data: tuple) -> Iterator[tuple]:
 
 
 def check_symmetric(program: Callable[..., Any], universe: Universe, datasets: list[tuple],
-                    params: Mapping[str, Any], windows: dict) -> None:
-    """Raise SpecError unless every ordering of each dataset (a sorted multiset) has its law, exactly."""
+                    params: Mapping[str, Any], windows: dict, max_work: Optional[int] = None) -> str:
+    """Raise SpecError unless every ordering of each dataset (a sorted multiset) has its law, exactly;
+    return how that was shown.  From the code when :mod:`.orderfree` shows the program order-free
+    (and its run-time conditions hold on one run per multiset), else by running every ordering: refused
+    with EnumerationTooLarge when those exceed ``max_work``."""
+    found = proof(program, universe)
+    if isinstance(found, orderfree.Proof):
+        broken = _watched_runs(program, datasets, params, windows, found) if found.needs_runs else None
+        if broken is None and not found.bindings_hold():
+            broken = "a name the analysis resolved was rebound"
+        if broken is None:
+            runs = f", its terms checked on one run per multiset ({len(datasets):,})" if found.needs_runs else ""
+            return f"shown from the code: it reads the data only through {found.describe()}{runs}"
+        reason = broken
+    else:
+        reason = found
+    work = orderings(universe)
+    if max_work is not None and work > max_work:
+        file, line = universe.origin or (None, None)
+        raise EnumerationTooLarge(
+            f"symmetric=True could not be shown from the code of {getattr(program, '__name__', 'the mechanism')} "
+            f"({reason}), and checking it on every ordering needs {work:,} runs, above the limit of "
+            f"{max_work:,}",
+            "read the data only through len, sum, sorted, min, max or sums of per-record terms (see "
+            "docs/soundness.md), use fewer records or a smaller n, or raise the limit with --max-work",
+            file=file, line=line)
     session = Session(_Exact(), windows)
     while True:
         version = session.window_version
         for data in datasets:
             _check_multiset(program, universe, data, params, session)
         if session.window_version == version:  # tail windows only grow: redo until they are stable
-            return
+            return f"every ordering of every multiset ({work:,} runs; not shown from the code: {reason})"
+
+
+def _watched_runs(program: Callable[..., Any], datasets: list[tuple], params: Mapping[str, Any],
+                  windows: dict, found: orderfree.Proof) -> Optional[str]:
+    """Run the program on every multiset (every branch, the exact reading) while the proof's run-time
+    conditions are watched; None when they held on every run, else why not."""
+    session = Session(_Exact(), windows)
+    while True:
+        version = session.window_version
+        for data in datasets:
+            watch = orderfree.Watch(found)
+            try:
+                with watch:
+                    _traced(program, data, params, session)
+            except Exception as exc:  # noqa: BLE001 (the full check reports the program's own errors)
+                return watch.broken or f"a run raised {type(exc).__name__}"
+            if watch.broken is not None:
+                return watch.broken
+        if session.window_version == version:
+            return None
 
 
 class _Exact(SympyBackend):
@@ -196,4 +290,4 @@ def _refusal(universe: Universe, program: Callable[..., Any], first: tuple, othe
                      "mechanism order-independent (e.g. sort the data first)", file=file, line=line)
 
 
-__all__ = ["check_symmetric", "orderings", "permutations"]
+__all__ = ["check_symmetric", "multisets", "orderings", "permutations", "proof"]

@@ -29,7 +29,7 @@ def guard(spec: Spec, program: Callable[..., Any], point: Point, options: Option
     run to check a ``symmetric=True`` declaration.  The refusal names where the universe was declared.
     """
     size = estimate(spec.universe)
-    order_work = orderings(spec.universe)
+    order_work = orderings(spec.universe, program)  # runs to check symmetric=True (.symmetry)
     work = size.datasets + size.pairs + order_work
     if work <= options.max_work:
         largest = (spec.universe.records[0],) * spec.universe.sizes[-1]
@@ -41,7 +41,7 @@ def guard(spec: Spec, program: Callable[..., Any], point: Point, options: Option
             f"the universe of spec {spec.name!r} ({spec.universe.describe()}) needs about {work:.3g} "
             f"units of work ({size.datasets:,} datasets, {size.pairs:,} "
             + ("neighbouring pairs" if size.exact else "pairs to ask the neighbour relation about")
-            + (f", {order_work:,} orderings to check symmetric=True" if order_work else "")
+            + (f", {order_work:,} runs to check symmetric=True" if order_work else "")
             + f"), above the limit of {options.max_work:,}",
             "use fewer records or a smaller n, declare symmetric=True if the mechanism ignores record "
             "order, or raise the limit with --max-work", file=file, line=line)
