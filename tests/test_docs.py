@@ -85,7 +85,8 @@ def test_the_conventions_find_the_examples() -> None:
 def test_the_examples_of_a_page_run_and_print_what_they_show(page: Path, tmp_path: Path) -> None:
     env = {**os.environ, "COLUMNS": "200", "DPVERIFY_CACHE_DIR": str(tmp_path / ".cache"),
            "PYTHONDONTWRITEBYTECODE": "1"}
-    env.pop("PYTEST_ADDOPTS", None)
+    for name in [name for name in env if name.startswith("PYTEST_")]:  # this run's (xdist's, addopts): not the example's
+        del env[name]
     namespace: dict = {"__name__": f"docs_example_{page.stem}"}
     for kind, title, body in _blocks(page):
         if kind == "file":

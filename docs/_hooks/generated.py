@@ -22,7 +22,7 @@ def _click_help(words: list[str]) -> str:
         assert isinstance(command, click.Group), words
         command = command.commands[word]
         names.append(word)
-    with click.Context(command, info_name=" ".join(names), terminal_width=100, max_content_width=100) as ctx:
+    with click.Context(command, info_name=" ".join(names), terminal_width=80, max_content_width=80) as ctx:
         return command.get_help(ctx)
 
 

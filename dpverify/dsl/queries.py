@@ -378,7 +378,7 @@ class BoundScore:
 # ----- factories (what spec authors call) ------------------------------------------------
 
 def count(predicate: Callable[..., Any], *, domain: Any = None) -> Query:
-    """#{i : predicate(x_i)} (or predicate(x_i, y) for a score).  Replace-one sensitivity 1."""
+    """The count #{i : predicate(x_i)} (or predicate(x_i, y) for a score).  Replace-one sensitivity 1."""
     term = Term(predicate, _arity(predicate, "count"), indicator=True)
     return Linear(((Fraction(1), False, term),), domain=_domain(domain, "count"))
 
