@@ -48,6 +48,16 @@ def _outcomes(law: _Outcome, session: Session) -> list:
 
 LAWS[_Outcome] = _outcomes
 
+_OUTCOME = _Outcome()
+
+
+def _outcome() -> _Outcome:
+    """The law of every comparison (one shared instance: a comparison is drawn millions of times)."""
+    return _OUTCOME
+
+
+_ZERO = Fraction(0)
+
 
 def _meet(a: Interval, b: Interval) -> Interval:
     lo = b[0] if a[0] is None else a[0] if b[0] is None else max(a[0], b[0])
@@ -69,12 +79,13 @@ class NoiseState:
         self.unary: list[Interval] = []
         self.edges: dict[tuple[int, int], Interval] = {}
         self.root: list[int] = []
+        self.comparable: set[int] = set()  # the variables :meth:`_comparable` accepted
 
     def add(self, noise: Noise) -> Noisy:
         self.variables.append(noise)
         self.unary.append(noise.support())
         self.root.append(len(self.root))
-        return Noisy(self, len(self.variables) - 1, Fraction(0))
+        return Noisy(self, len(self.variables) - 1, _ZERO)
 
     def _find(self, i: int) -> int:
         while self.root[i] != i:
@@ -89,30 +100,34 @@ class NoiseState:
         if a.state is not self:
             raise SpecError("a noisy value was used outside the run that drew it",
                             "do not keep noisy values between runs of a mechanism")
-        self._comparable(a)
-        if isinstance(b, Noisy):
+        if a.var not in self.comparable:
+            self._comparable(a)
+        if type(b) is Noisy:  # Noisy has no subclasses; a handle's __class__ is guarded, type() is not
             if b.state is not self:
                 raise SpecError("a noisy value was used outside the run that drew it",
                                 "do not keep noisy values between runs of a mechanism")
-            self._comparable(b)
+            if b.var not in self.comparable:
+                self._comparable(b)
             if b.var == a.var:
                 if a.offset == b.offset:
                     return not strict
                 return (a.offset > b.offset) == greater
-            i, j = sorted((a.var, b.var))
+            i, j = (a.var, b.var) if a.var < b.var else (b.var, a.var)
             # a > b  <=>  x_a - x_b > b.offset - a.offset, written on x_i - x_j with i < j
-            d = b.offset - a.offset
+            d = b.offset - a.offset if b.offset is not a.offset else _ZERO  # (one shared zero: x - x is 0)
             if i != a.var:
                 d, greater = -d, not greater
-            if (i, j) not in self.edges and self._find(i) == self._find(j):
-                raise SpecError("the comparisons between noisy values form a cycle, which exact integration "
-                                "does not support",
-                                "compare each noisy value with one running value (noisy max) or with one "
-                                "noisy threshold (sparse vector), as the standard mechanisms do")
-            current = self.edges.get((i, j), FULL)
-            chosen = self._branch(current, d, greater)
-            if (i, j) not in self.edges:
+            current = self.edges.get((i, j))
+            if current is None:
+                if self._find(i) == self._find(j):
+                    raise SpecError("the comparisons between noisy values form a cycle, which exact integration "
+                                    "does not support",
+                                    "compare each noisy value with one running value (noisy max) or with one "
+                                    "noisy threshold (sparse vector), as the standard mechanisms do")
+                chosen = self._branch(FULL, d, greater)
                 self.root[self._find(i)] = self._find(j)
+            else:
+                chosen = self._branch(current, d, greater)
             self.edges[(i, j)] = chosen[0]
             return chosen[1]
         d = exact(b, "the value compared with a noisy value", "comparison")
@@ -133,14 +148,18 @@ class NoiseState:
         symbolic = getattr(noise.scale, "free_symbols", None) and isinstance(noise.centre, Fraction)
         if not noise.rational and not symbolic:  # symbolic scales are integrated at the end, if they can be
             raise _not_rational(noise)
+        self.comparable.add(value.var)
 
     def _branch(self, current: Interval, d: Fraction, greater: bool) -> tuple[Interval, bool]:
-        above, below = _meet(current, (d, None)), _meet(current, (None, d))
-        if _empty(below):
-            return above, greater
-        if _empty(above):
-            return below, not greater
-        outcome = self.runner.draw(_Outcome)
+        if current[0] is None and current[1] is None:  # nothing known yet: both sides possible, no meet needed
+            above, below = (d, None), (None, d)
+        else:
+            above, below = _meet(current, (d, None)), _meet(current, (None, d))
+            if _empty(below):
+                return above, greater
+            if _empty(above):
+                return below, not greater
+        outcome = self.runner.draw(_outcome)
         return (above if outcome == greater else below), outcome
 
     # -- the end of a run -------------------------------------------------------------

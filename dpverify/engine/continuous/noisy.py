@@ -32,13 +32,27 @@ class NeedsExactParameters(DpverifyError):
     """A noise primitive got a parameter as an interval: rerun the program with exact parameters."""
 
 
+_FRACTIONS: dict[int, Fraction] = {}
+"""Integers already met as Fractions (immutable, so shared): equal centres are then one object."""
+
+
 def exact(value: Any, what: str, fn: str) -> Any:
     """An exact rational as a Fraction; a symbolic or irrational sympy number as itself.
 
     Interval numbers (the certified reading's parameters) cannot say which
     rational they are, so they ask for a rerun with exact parameters.
     """
-    if type(value) is Parameter:  # the symbolic reading's parameter: its expression
+    kind = type(value)
+    if kind is Fraction:  # the common cases first (a noise draw asks twice): exactly the branches below
+        return value
+    if kind is int:
+        found = _FRACTIONS.get(value)
+        if found is None:
+            found = Fraction(value)
+            if len(_FRACTIONS) < 4096:
+                _FRACTIONS[value] = found
+        return found
+    if kind is Parameter:  # the symbolic reading's parameter: its expression
         return value.expr
     if isinstance(value, bool):
         raise SpecError(f"{fn}: {what}={value!r} is a bool", f"pass a number as {what}")
@@ -59,7 +73,7 @@ def exact(value: Any, what: str, fn: str) -> Any:
     raise SpecError(f"{fn}: {what}={value!r} is not a number", f"pass an exact number as {what}")
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, init=False)
 class Noise:
     """A noise variable's law: its value x = centre + Z, Z ~ Laplace(scale), Exp(scale) or N(0, scale^2)."""
 
@@ -67,6 +81,11 @@ class Noise:
     centre: Any
     scale: Any
     site: Optional[tuple] = field(default=None, compare=False, hash=False, repr=False)  # (file, line) of the call
+
+    def __init__(self, kind: str, centre: Any, scale: Any, site: Optional[tuple] = None) -> None:
+        # The generated frozen __init__ sets each field through object.__setattr__ (2 us a noise draw, which
+        # noisy max makes 10^6 times); the instance dict written at once is the same object.
+        self.__dict__.update(kind=kind, centre=centre, scale=scale, site=site)
 
     @property
     def rational(self) -> bool:

@@ -38,6 +38,7 @@ the run; the law is never guessed.
 from __future__ import annotations
 
 from collections.abc import Callable
+from fractions import Fraction
 from typing import Any, Optional
 
 from ...errors import journal
@@ -113,6 +114,7 @@ def trace(program: Callable[[], Any], session: Session, limit: int,
     token = ACTIVE.set(tracer)
     ticket = contract.WATCHDOG.watch()  # the far safety net, as for the general reading
     count = 0
+    template: Optional[tuple] = None  # the first path's noise laws: every later path must draw the same
     try:
         while True:
             if count >= limit:
@@ -124,7 +126,9 @@ def trace(program: Callable[[], Any], session: Session, limit: int,
                 raise contract.escaped(contract.WallClockLimit())
             if tracer.depth < len(tracer.path):
                 raise Unsupported("the program made different choices on a replay")
-            accept(_record(tracer.noise, output, session))
+            path = _record(tracer.noise, output, session, template)
+            template = path[0]
+            accept(path)
             count += 1
             if count == 1 and 2 ** len(tracer.path) > limit:  # the first path's branching: too many to trace
                 raise Unsupported(f"about 2^{len(tracer.path)} paths")
@@ -159,7 +163,11 @@ def _execute(program: Callable[[], Any], tracer: _Tracer) -> Any:
     return output
 
 
-def _record(state: Optional[NoiseState], output: Any, session: Session) -> Path:
+def _record(state: Optional[NoiseState], output: Any, session: Session, template: Optional[tuple] = None) -> Path:
+    """One path as (variables, unary, edges, output).  With ``template`` (an earlier path's variables, already
+    checked here), the path's variables must have exactly its laws -- kind, centre and scale, each number
+    of the same type and value -- and the template itself is returned as the path's variables (the same
+    laws, one object: :class:`Argmax` compares them by identity first); otherwise :class:`Unsupported`."""
     if state is None or not state.variables:
         raise Unsupported("no continuous noise")
     if _releases(output):
@@ -169,10 +177,34 @@ def _record(state: Optional[NoiseState], output: Any, session: Session) -> Path:
         session.register(output)
     except Exception:  # unhashable, or types Python would merge: the general reading says so
         raise Unsupported("an output the general reading refuses") from None
+    if template is not None:
+        if not same_laws(state.variables, template):
+            raise Unsupported("paths draw different noise")
+        return template, tuple(state.unary), dict(state.edges), output
     for noise in state.variables:
         if noise.kind not in ("laplace", "exponential") or not noise.rational:
             raise Unsupported("noise that is not Laplace or exponential with rational parameters")
     return tuple(state.variables), tuple(state.unary), dict(state.edges), output
+
+
+def _same_fraction(x: Any, y: Fraction) -> bool:
+    return x is y or (type(x) is Fraction and x.numerator == y.numerator and x.denominator == y.denominator)
+
+
+def same_laws(variables: list, template: tuple) -> bool:
+    """Whether ``variables`` have exactly the laws of ``template`` (Laplace or exponential noise whose
+    centres and scales are Fractions, as :func:`_record` checked): the same kinds, and centres and scales
+    that are Fractions equal to the template's (what :class:`~..continuous.noisy.Noise`'s ``==`` compares,
+    the call site aside, without its generic number comparisons)."""
+    if len(variables) != len(template):
+        return False
+    for noise, known in zip(variables, template):
+        if noise is known:
+            continue
+        if noise.kind != known.kind or not _same_fraction(noise.centre, known.centre) \
+                or not _same_fraction(noise.scale, known.scale):
+            return False
+    return True
 
 
 def _releases(output: Any) -> bool:
@@ -183,29 +215,42 @@ def _releases(output: Any) -> bool:
     return False
 
 
-def winner(variables: tuple, unary: tuple, edges: dict) -> Optional[int]:
+def winner(variables: tuple, unary: tuple, edges: dict, supports: Optional[tuple] = None) -> Optional[int]:
     """The variable w that the path's constraints put above every other one, or None.
 
     The comparisons must form a spanning tree of the variables (nothing compared with a
     constant) in which each edge x_a - x_b in (lo, hi) orders its ends (lo >= 0: a above b;
     hi <= 0: b above a), with one root above its children and each other variable below
-    exactly one: then x_w - x_j is a sum of positive differences for every j.
+    exactly one: then x_w - x_j is a sum of positive differences for every j.  ``supports``: the
+    variables' supports, when the caller has them already.
     """
     m = len(variables)
     if m < 2 or len(edges) != m - 1:
         return None
-    if any(interval != noise.support() for interval, noise in zip(unary, variables)):
+    if supports is None:
+        supports = tuple(noise.support() for noise in variables)
+    if tuple(unary) != supports:
         return None
     below = [0] * m
     for (a, b), (lo, hi) in edges.items():
-        if lo is not None and lo >= 0:
+        if lo is not None and _nonnegative(lo):
             below[b] += 1
-        elif hi is not None and hi <= 0:
+        elif hi is not None and _nonpositive(hi):
             below[a] += 1
         else:
             return None
     roots = [v for v in range(m) if below[v] == 0]  # m - 1 edges: one root leaves each other below one
     return roots[0] if len(roots) == 1 else None
+
+
+def _nonnegative(x: Any) -> bool:
+    """x >= 0 (a Fraction's sign is its numerator's: the denominator is positive)."""
+    return x.numerator >= 0 if type(x) is Fraction else x >= 0
+
+
+def _nonpositive(x: Any) -> bool:
+    """x <= 0."""
+    return x.numerator <= 0 if type(x) is Fraction else x <= 0
 
 
 class Argmax:
@@ -219,14 +264,16 @@ class Argmax:
         self.variables: Optional[tuple] = None
         self.winners: dict = {}
         self._outputs: dict = {}
+        self._supports: Optional[tuple] = None
 
     def accept(self, path: Path) -> None:
         variables, unary, edges, output = path
         if self.variables is None:
             self.variables = variables
-        elif variables != self.variables:
+            self._supports = tuple(noise.support() for noise in variables)
+        elif variables is not self.variables and variables != self.variables:
             raise Unsupported("paths draw different noise")
-        w = winner(variables, unary, edges)
+        w = winner(variables, unary, edges, self._supports)
         if w is None:
             raise Unsupported("a path whose comparisons do not single out a maximum")
         if self.winners.setdefault(output, w) != w or self._outputs.setdefault(w, output) != output:
