@@ -81,7 +81,7 @@ _OPTIONS = [
                  help="Worker processes, one spec file each [default: the number of cores]."),
     click.option("--cache/--no-cache", "use_cache", default=None,
                  help="Reuse the verdicts of unchanged spec files, options, dpverify and libraries "
-                      "(deterministic results only; see README: the verdict cache) [default: on]."),
+                      "(deterministic results only; see docs/reference/cli.md, the verdict cache) [default: on]."),
     click.option("--cache-dir", metavar="DIR", default=None, type=click.Path(file_okay=False),
                  help=f"Where the verdict cache lives [default: ${ENV_VARIABLE}, else ./{DEFAULT_DIR}]."),
     click.option("--scheduler", metavar="tcp://HOST:PORT", default=None, expose_value=False, callback=_scheduler,

@@ -233,7 +233,7 @@ def dsl_misuse(exc: BaseException) -> SpecError | None:
         if close:
             return SpecError(f"{prefix}.{exc.name} does not exist (did you mean {close[0]}?)", f"write {close[0]}")
         return SpecError(f"{prefix}.{exc.name} does not exist",
-                         "use one of the names in dpverify.__all__ (the README's section \"A spec\" shows them)")
+                         "use one of the names in dpverify.__all__ (docs/reference/api.md lists them)")
     if isinstance(exc, TypeError):
         called = _called_function(str(exc).split("(", 1)[0], frames[-1][0])
         return call_error(called, exc) if called is not None else None
