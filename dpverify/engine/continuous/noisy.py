@@ -363,7 +363,7 @@ def _probe(value: Any, what: str) -> None:
                            "constants", file=where[0], line=where[1])
 
 
-_OWN = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
+_OWN = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))) + os.sep  # dpverify/
 _CONTRACT = contract.__file__
 _STDLIB = tuple(sorted({os.path.abspath(p) + os.sep for key in ("stdlib", "platstdlib")
                         if (p := sysconfig.get_paths().get(key))}))

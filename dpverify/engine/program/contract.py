@@ -88,7 +88,7 @@ def _dir(module: types.ModuleType) -> str:
 
 _LIBRARIES = tuple(sorted({os.path.realpath(p) + os.sep for key in ("stdlib", "platstdlib", "purelib", "platlib")
                            if (p := sysconfig.get_paths().get(key))}
-                          | {os.path.dirname(os.path.dirname(os.path.realpath(__file__))) + os.sep}))
+                          | {os.path.dirname(os.path.dirname(os.path.dirname(os.path.realpath(__file__)))) + os.sep}))
 _PASS_THROUGH = (os.path.realpath(random.__file__), os.path.realpath(secrets.__file__),
                  os.path.realpath(uuid.__file__), os.path.realpath(__file__))
 _NUMPY_RANDOM = _dir(np.random) + os.sep

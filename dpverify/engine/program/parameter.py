@@ -33,7 +33,7 @@ from ...dsl.exact import exact_float
 from ...errors import NotRational
 from .run import active
 
-_OWN = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
+_OWN = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))) + os.sep  # dpverify/
 _LIBRARIES = tuple(sorted({os.path.abspath(sysconfig.get_paths()[key]) + os.sep
                            for key in ("purelib", "platlib", "stdlib", "platstdlib")}))
 
