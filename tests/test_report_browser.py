@@ -102,13 +102,13 @@ def test_report_page_loads_cleanly_and_shows_the_claims(site: Path, tmp_path: Pa
     for name in ("evil.leaky.html", "index.html"):
         dom, console = load(site / name, tmp_path / f"profile-{name}")
         assert console == [], f"{name} logged to the console:\n" + "\n".join(console)
-        table = re.search(r'<table class="claims" id="claims">(.*?)</table>', dom, re.S)
-        assert table, f"{name} has no claims table"
+        tables = re.findall(r'<table class="claims"[^>]*>(.*?)</table>', dom, re.S)
+        assert tables, f"{name} has no claims table"
         if name == "evil.leaky.html":
-            rows = re.findall(r"<tr\b", table.group(1))
+            rows = re.findall(r"<tr\b", tables[0])
             assert len(rows) == 4, rows  # the header and three claims
         for claim in ("half&lt;script&gt;", "private", "acc"):
-            assert claim in table.group(1)
+            assert claim in "".join(tables)
         assert "<script" not in dom.lower()  # the spec's <script> strings stayed text
         assert dom.count("<svg") >= (6 if name == "evil.leaky.html" else 0)
 
@@ -123,7 +123,11 @@ PROBE = textwrap.dedent("""\
         const doc = frame.contentDocument, win = frame.contentWindow;
         const m = {page: frame.dataset.page, width: win.innerWidth, height: win.innerHeight,
                    pageScroll: doc.documentElement.scrollWidth - doc.documentElement.clientWidth,
-                   tables: [], refuted: [], badges: []};
+                   tables: [], refuted: [], badges: [],
+                   firstWitness: null, hasRefuted: !!doc.querySelector('section.claim[data-status="refuted"]'),
+                   pageHeight: doc.documentElement.scrollHeight};
+        const first = doc.querySelector(".witness");
+        if (first) m.firstWitness = first.getBoundingClientRect().top + win.scrollY;
         for (const t of doc.querySelectorAll("table")) {
           const box = t.parentElement;
           m.tables.push({table: t.id || t.className || t.querySelector("th")?.textContent || "",
@@ -181,3 +185,19 @@ def test_tables_fit_and_witnesses_come_first(site: Path, tmp_path: Path) -> None
     late = [(page, width, r) for page, width, r in refuted if r["offset"] is None or r["offset"] >= HEIGHT]
     assert not late, f"witnesses below the first screen of their section: {late}"
     assert sum(len(m["tables"]) for m in measured if m["page"] == "index.html") >= 2 * len(WIDTHS)
+
+
+def test_a_refuted_page_answers_first(site: Path, tmp_path: Path) -> None:
+    """The verdict and the first witness (pair, output, both probabilities, the ratio against the claimed
+    bound) are on the first screen of a refuted page: the witness box's top is inside the 1280x800 (and
+    1600x800) viewport, above the claims table, the plots and the derivations."""
+    pages = [p for p in sorted(site.glob("*.html")) if p.name != "index.html"]
+    measured = measure(pages, tmp_path)
+    refuted = [m for m in measured if m["hasRefuted"]]
+    assert len({m["page"] for m in refuted}) >= 4, [m["page"] for m in measured]
+    late = [(m["page"], m["width"], m["firstWitness"]) for m in refuted
+            if m["firstWitness"] is None or m["firstWitness"] >= HEIGHT]
+    assert not late, f"refuted pages whose first witness is below the first screen: {late}"
+    for page in {m["page"] for m in refuted}:
+        text = (site / page).read_text()
+        assert text.index('class="witness') < text.index('id="claims"') < text.index('<section class="claim"')

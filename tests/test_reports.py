@@ -333,7 +333,7 @@ def test_formula_counterexample_and_statement(tmp_path: Path, monkeypatch: pytes
     assert result.exit_code == 1, result.output
     md = (tmp_path / "out" / "wrong.wrong.md").read_text()
     assert "#### Counterexample" in md and "left-hand side" in md
-    assert "- **statement:** $`\\left(x + 1\\right)^{2} = x^{2} + 1`$" in md and md.count("x^{2} + 1") == 2
+    assert "- **statement:** $`\\left(x + 1\\right)^{2} = x^{2} + 1`$" in md and md.count("x^{2} + 1") == 3  # the verdict at the top, the claims table, the claim
     html = (tmp_path / "out" / "wrong.wrong.html").read_text()
     assert "<th>time</th>" in html  # --timings shows per-claim times
     doc = json.loads((tmp_path / "out" / "report.json").read_text())
@@ -415,9 +415,10 @@ def test_formulas_are_typeset_not_escaped(evil_files: dict[str, str], tmp_path: 
     assert "- **statement:** $`\\left(x + 1\\right)^{2} = x^{2} + 1`$" in md
     statements = [line for text in (md, files["index.md"]) for line in text.splitlines()
                   if "| identity |" in line or line.startswith("- **statement:**")]
-    assert len(statements) == 3 and not [line for line in statements if "\\*" in line or "\\(" in line]
+    # the page's table and claim; the index's "not as expected" table and its file's table
+    assert len(statements) == 4 and not [line for line in statements if "\\*" in line or "\\(" in line]
     cells = re.findall(r'<(?:td|dd) class="statement">(.*?)</(?:td|dd)>', page + files["index.html"], re.S)
-    assert len(cells) == 3 and all("<msup>" in c and "**" not in c and "(x + 1)" not in c for c in cells)
+    assert len(cells) == 4 and all("<msup>" in c and "**" not in c and "(x + 1)" not in c for c in cells)
     assert "$`\\frac{eps}{2}`$-DP" in evil_files["evil.leaky.md"] and "eps/2-DP" not in evil_files["index.md"]
     assert "<mfrac><mi>eps</mi><mn>2</mn></mfrac>" in evil_files["evil.leaky.html"]
 

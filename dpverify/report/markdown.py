@@ -10,6 +10,7 @@ Plots are written as SVG files under ``figures/`` and linked.
 """
 from __future__ import annotations
 
+import html
 import re
 from typing import Any, Optional
 
@@ -79,6 +80,12 @@ def statement(parts: tuple[Part, ...]) -> Md:
     return Md("".join(inline_markdown(p.latex) if p.latex else escape(p.text) for p in parts))
 
 
+def html_text(value: Any) -> Md:
+    """Text inside an HTML element of a Markdown page (``<summary>``), where Markdown is not read:
+    HTML-escaped only."""
+    return Md(html.escape(" ".join(str(value).splitlines()), quote=False))
+
+
 def _anchor(name: str) -> Md:
     return Md(f'<a id="{re.sub(r"[^A-Za-z0-9_-]", "-", name)}"></a>')
 
@@ -88,7 +95,7 @@ def environment() -> jinja2.Environment:
                              undefined=jinja2.StrictUndefined, trim_blocks=True, lstrip_blocks=True,
                              keep_trailing_newline=True, finalize=escape)
     env.filters.update(fence=fence, paragraphs=paragraphs, table=table, status=status, anchor=_anchor,
-                       raw=Md, statement=statement)
+                       raw=Md, statement=statement, html=html_text)
     return env
 
 
@@ -101,20 +108,41 @@ def _claims(page: SpecPage) -> Md:
     return table(Table(("claim", "kind", "statement", "status", "method") + (("time",) if timed else ()), rows))
 
 
-def _index_claims(site: Site) -> Md:
-    """Every claim of every spec; the spec (and its file) named on its first row only."""
-    rows = []
-    timed = ("",) if site.settings.timings else ()
-    for page in site.pages:
-        spec = Md(f"[{escape(page.name)}]({page.markdown}) ({escape(page.path)})")
+def _index_rows(pages: list[SpecPage], timed: tuple[str, ...], with_path: bool = False) -> list[tuple]:
+    """Claims rows of the index; the spec named on its first row only."""
+    rows: list[tuple] = []
+    for page in pages:
+        spec = Md(f"[{escape(page.name)}]({page.markdown})" + (f" ({escape(page.path)})" if with_path else ""))
         for i, c in enumerate(page.claims):
             rows.append((spec if i == 0 else "", Md(f"[{escape(c.id)}]({page.markdown}#{c.anchor})"), c.kind,
                          statement(c.statement), status(c.status, c.expect, c.scope), "; ".join(c.methods))
                         + ((c.seconds or "",) if timed else ()))
         if page.error:
             rows.append((spec, "–", "–", "the file could not be loaded", status("error"), "–") + timed)
-    headers = ("spec", "claim", "kind", "statement", "status", "method")
-    return table(Table(headers + (("time",) if timed else ()), tuple(rows)))
+    return rows
+
+
+_HEADERS = ("spec", "claim", "kind", "statement", "status", "method")
+
+
+def _index_claims(site: Site) -> list[tuple[Any, Md]]:
+    """Per spec file (unexpected ones first), its claims as a table."""
+    timed = ("",) if site.settings.timings else ()
+    headers = _HEADERS + (("time",) if timed else ())
+    return [(g, table(Table(headers, tuple(_index_rows(g.pages, timed))))) for g in site.groups]
+
+
+def _attention(site: Site) -> Md:
+    """The claims that are not as expected, or "" when there are none."""
+    if not site.attention:
+        return Md("")
+    timed = ("",) if site.settings.timings else ()
+    rows = []
+    for page, c in site.attention:
+        rows.append((Md(f"[{escape(page.name)}]({page.markdown}) ({escape(page.path)})"),
+                     Md(f"[{escape(c.id)}]({page.markdown}#{c.anchor})"), c.kind, statement(c.statement),
+                     status(c.status, c.expect, c.scope), "; ".join(c.methods)) + ((c.seconds or "",) if timed else ()))
+    return table(Table(_HEADERS + (("time",) if timed else ()), tuple(rows)))
 
 
 def render_page(site: Site, page: SpecPage, env: Optional[jinja2.Environment] = None) -> str:
@@ -134,7 +162,8 @@ def render_index(site: Site, env: Optional[jinja2.Environment] = None) -> str:
     env_table = table(Table(("package", "version"), site.environment, caption="Environment"))
     return env.get_template("md/index.md.j2").render(
         settings=site.settings, summary=site.summary, exit_code=site.exit_code, assumptions=site.assumptions,
-        claims_table=_index_claims(site), hashes_table=hashes, environment_table=env_table,
+        groups=_index_claims(site), attention_table=_attention(site), headline=site.headline,
+        overall=site.overall, hashes_table=hashes, environment_table=env_table,
         backend=backend(site.settings))
 
 

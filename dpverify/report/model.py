@@ -20,13 +20,14 @@ from pathlib import Path
 from typing import Optional
 
 from ..version import __version__
+from ..evidence import privacy_view
 from ..results import ClaimResult, Status, worst
 from ..dsl.claims import Claim
 from ..dsl.spec import Spec
 from ..replay import relative
 from ..results import Report, SpecReport
 from .blocks import Block, Pairs, Table, WitnessBox
-from .section_parts import Context, source_of
+from .section_parts import Context, short, source_of
 from .sections import blocks_for
 from .sections_sources import compared
 from .statements import Part, statement
@@ -75,6 +76,13 @@ class ClaimView:
     statement: tuple[Part, ...] = ()
     witnesses: list[WitnessBox] = field(default_factory=list)  # shown first in the claim's section
     scope: str = ""  # "n = 3..40": the claim holds on that part of what it states only (results.PointResult.coverage)
+    achieved: str = ""  # "achieved ε = 0.5 (exact, over the universe) against claimed ε = 0.25", refuted privacy claims
+    points: int = 0
+
+    @property
+    def lead(self) -> Optional[WitnessBox]:
+        """The witness shown at the top of the page: the claim's first."""
+        return self.witnesses[0] if self.witnesses else None
 
 
 @dataclass
@@ -95,12 +103,107 @@ class SpecPage:
     pinned: Optional[Pairs] = None
 
     @property
+    def leads(self) -> list[ClaimView]:
+        """The refuted claims whose witness opens the page: unexpected ones first, at most :data:`LEADS`."""
+        refuted = [c for c in self.claims if c.status == "refuted" and c.witnesses]
+        return sorted(refuted, key=lambda c: c.as_expected)[:LEADS]
+
+    @property
+    def more_refuted(self) -> int:
+        return sum(c.status == "refuted" for c in self.claims) - len(self.leads)
+
+    @property
+    def verdict(self) -> str:
+        """One sentence that answers first: what holds, what is refuted, and whether that was expected."""
+        if self.error:
+            return "The spec file could not be loaded; nothing in it was checked."
+        return tally(self.claims)
+
+    @property
+    def unexpected(self) -> list[ClaimView]:
+        return [c for c in self.claims if not c.as_expected]
+
+    @property
     def markdown(self) -> str:
         return f"{self.slug}.md"
 
     @property
     def html(self) -> str:
         return f"{self.slug}.html"
+
+
+LEADS = 3  # witnesses shown at the top of a page; the others are in their claims' sections
+HOLDS = ("proved", "verified", "consistent")
+
+
+def _plural(n: int, word: str) -> str:
+    return f"{n} {word}" + ("" if n == 1 else "s")
+
+
+def tally(claims: list[ClaimView]) -> str:
+    """What a list of claims came to, in words: "3 claims: 2 hold (1 proved, 1 verified); 1 refuted
+    as expected." — a refutation the spec expects is said to be expected, an unexpected one is named."""
+    if not claims:
+        return "No claims were checked."
+    holds = [c for c in claims if c.status in HOLDS]
+    parts = []
+    if holds:
+        kinds = ", ".join(f"{sum(c.status == s for c in holds)} {s}" for s in HOLDS if any(c.status == s for c in holds))
+        parts.append(f"{len(holds)} hold{'s' if len(holds) == 1 else ''} ({kinds})")
+    for status in ("refuted", "unknown", "error"):
+        group = [c for c in claims if c.status == status]
+        if not group:
+            continue
+        expected = sum(c.as_expected for c in group)
+        if expected == len(group):
+            parts.append(f"{len(group)} {status} as expected")
+        elif expected:
+            parts.append(f"{len(group)} {status} ({expected} as expected, {len(group) - expected} NOT expected)")
+        else:
+            parts.append(f"{len(group)} {status}, NOT expected")
+    points = sum(c.points for c in claims)
+    return f"{_plural(len(claims), 'claim')} ({_plural(points, 'checked point')}): " + "; ".join(parts) + "."
+
+
+@dataclass
+class FileGroup:
+    """The index's rows of one spec file: its pages (one per spec in it) and their claims' tally."""
+
+    path: str
+    pages: list[SpecPage]
+
+    @property
+    def claims(self) -> list[ClaimView]:
+        return [c for p in self.pages for c in p.claims]
+
+    @property
+    def errors(self) -> int:
+        return sum(bool(p.error) for p in self.pages)
+
+    @property
+    def unexpected(self) -> bool:
+        """Anything a reader must look at: an unexpected verdict, an unknown, a file that did not load."""
+        return bool(self.errors) or any(not c.as_expected or c.status in ("unknown", "error") for c in self.claims)
+
+    @property
+    def anchor(self) -> str:
+        return "file-" + re.sub(r"[^A-Za-z0-9_-]+", "-", self.path).strip("-")
+
+    @property
+    def summary(self) -> str:
+        specs = _plural(len(self.pages), "spec")
+        if self.errors and not self.claims:
+            return f"{specs}: the file could not be loaded."
+        return f"{specs}, " + tally(self.claims) + (f" {self.errors} could not be loaded." if self.errors else "")
+
+
+def groups(pages: list[SpecPage]) -> list[FileGroup]:
+    """The pages grouped by spec file, files with something unexpected first, then in report order."""
+    by_path: dict[str, list[SpecPage]] = {}
+    for page in pages:
+        by_path.setdefault(page.path, []).append(page)
+    out = [FileGroup(path, group) for path, group in by_path.items()]
+    return sorted(out, key=lambda g: not g.unexpected)
 
 
 @dataclass
@@ -111,6 +214,35 @@ class Site:
     exit_code: int
     assumptions: tuple[str, ...] = ASSUMPTIONS
     environment: tuple[tuple[str, str], ...] = ()
+
+    @property
+    def groups(self) -> list[FileGroup]:
+        return groups(self.pages)
+
+    @property
+    def claims(self) -> list[ClaimView]:
+        return [c for p in self.pages for c in p.claims]
+
+    @property
+    def attention(self) -> list[tuple[SpecPage, ClaimView]]:
+        """Claims not as expected (an unexpected refutation, an unknown, an error), in report order."""
+        return [(p, c) for p in self.pages for c in p.claims if not c.as_expected or c.status in ("unknown", "error")]
+
+    @property
+    def headline(self) -> str:
+        """What the report counts, in words: claims and points, refutations said expected or not."""
+        files = len(dict.fromkeys(p.path for p in self.pages))
+        errors = sum(bool(p.error) for p in self.pages)
+        text = f"{_plural(files, 'spec file')}, {_plural(len(self.pages), 'spec')}. " + tally(self.claims)
+        return text + (f" {_plural(errors, 'spec file')} could not be loaded." if errors else "")
+
+    @property
+    def overall(self) -> str:
+        if self.exit_code == 0:
+            return "Every claim holds or is refuted as expected."
+        if self.exit_code == 1:
+            return "Some claims are refuted or undecided unexpectedly: they are listed first."
+        return "Some spec files could not be checked: they are listed first."
 
 
 def scrub(text: str, timings: bool) -> str:
@@ -209,7 +341,31 @@ def _claim(c: ClaimResult, decl: Optional[Claim], ctx: Context, settings: Settin
                      c.as_expected, methods, "" if any(w.sentence == message for w in witnesses) else message,
                      f"{c.seconds:.2f} s" if settings.timings else None,
                      [b for b in blocks if not isinstance(b, WitnessBox)], statement(c.description, decl, c.kind),
-                     witnesses, _scope(c))
+                     witnesses, _scope(c), _achieved(c), len(c.points))
+
+
+def _decimal(value: str) -> str:
+    """A certified decimal as printed, trailing zeros dropped ("0.5000" is 0.5, "inf" is ∞)."""
+    if value == "inf":
+        return "∞"
+    if "." in value and "e" not in value.lower():
+        value = value.rstrip("0").rstrip(".")
+    return value
+
+
+def _achieved(c: ClaimResult) -> str:
+    """A refuted privacy claim's achieved ε against its claimed ε at its first refuted point."""
+    for p in c.points:
+        levels = privacy_view(p.evidence)
+        if p.status != Status.REFUTED or levels.achieved_epsilon is None or levels.claimed_epsilon is None:
+            continue
+        where = f" at {', '.join(f'{k} = {v}' for k, v in p.params.items())}" if p.params else ""
+        if levels.achieved_is_lower_bound:
+            return (f"achieved ε ≥ {_decimal(levels.achieved_epsilon)} (a certified lower bound) against claimed "
+                    f"ε = {_decimal(levels.claimed_epsilon)}{where}")
+        return (f"achieved ε = {_decimal(levels.achieved_epsilon)} (exact, over the universe) against claimed "
+                f"ε = {_decimal(levels.claimed_epsilon)}{where}")
+    return ""
 
 
 def _scope(c: ClaimResult) -> str:
@@ -250,5 +406,5 @@ def _grid(spec: Spec) -> Optional[Table]:
     return Table(names, rows, tuple(range(len(names))), f"{len(rows)} grid point(s), exact values")
 
 
-__all__ = ["ASSUMPTIONS", "ClaimView", "Settings", "Site", "SpecPage", "backend", "build", "environment",
+__all__ = ["ASSUMPTIONS", "ClaimView", "FileGroup", "groups", "tally", "Settings", "Site", "SpecPage", "backend", "build", "environment",
            "scrub", "slugs"]

@@ -2,9 +2,16 @@
 
 Every function returns an SVG document as a string, without the XML prolog, ready
 to be written to a file or inlined in HTML.  Determinism (same data, same bytes):
-``svg.hashsalt`` is a constant per figure (its ``key``, so ids never collide when
-several figures share a page), ``svg.fonttype`` is ``'none'`` (text stays text, no
-font files embedded), and the metadata carries no date and no creator version.
+``svg.fonttype`` is ``'none'`` (text stays text, no font files embedded), the metadata
+carries no date and no creator version, and no id depends on a float.  matplotlib names
+clip paths, markers and path collections by a hash of their floats (the axes' box in
+display units, after layout arithmetic whose last bits vary with the CPU and the numpy
+build): :func:`_svg` renames them in order of appearance, ``KIND-KEY-N``, with the figure's
+``key`` so that ids never collide when several figures share a page (``svg.hashsalt``
+stays set per key, so even an id missed here would not be random).  Data computed in
+floats by other libraries (accountants' δ, divergences) are plotted through :func:`steady`,
+which rounds them to :data:`DIGITS` significant digits: a last-bit difference between
+machines does not move a coordinate.
 
 Text in the SVG (tick labels that show a mechanism's outputs) is XML-escaped by
 matplotlib's SVG writer.
@@ -30,8 +37,39 @@ _BASE_RC = {"svg.fonttype": "none", "font.family": "sans-serif", "font.size": 9.
 MAX_BARS = 40  # a witness law with more outputs is plotted at its largest-probability outputs
 
 
+DIGITS = 6  # significant digits of a plotted float from outside dpverify's exact arithmetic
+_HASHED = re.compile(r'(id="|url\(#|href="#)((?:[a-z]|C[0-9a-f]+_[0-9a-f]+_)[0-9a-f]{10})(?=[")])')
+
+
+def steady(value: Any, digits: int = DIGITS) -> Any:
+    """A float rounded to ``digits`` significant digits (what a plot can show), so its last bits do not
+    reach the SVG; None, infinities, NaN and non-floats pass unchanged."""
+    if isinstance(value, float) and math.isfinite(value) and value != 0.0:
+        return float(f"{value:.{digits}g}")
+    return value
+
+
+def steady_all(values: Sequence[Any], digits: int = DIGITS) -> list[Any]:
+    return [steady(v, digits) for v in values]
+
+
+def _renumber(text: str, key: str) -> str:
+    """matplotlib's hashed ids (``p57460174fa``, ``m2d109e336b``, ``C0_0_4f3c…``) renamed
+    ``KIND-KEY-N`` in order of first appearance, definitions and references alike."""
+    safe = re.sub(r"[^A-Za-z0-9_.-]", "_", key)
+    names: dict[str, str] = {}
+
+    def rename(match: re.Match[str]) -> str:
+        old = match.group(2)
+        if old not in names:
+            kind = "C" if old.startswith("C") and "_" in old else old[0]
+            names[old] = f"{kind}-{safe}-{len(names) + 1}"
+        return match.group(1) + names[old]
+    return _HASHED.sub(rename, text)
+
+
 def _svg(fig: Figure, key: str) -> str:
-    """Serialise a figure to SVG with constant ids and no date or version."""
+    """Serialise a figure to SVG with ids that depend on no float, and no date or version."""
     rc = dict(_BASE_RC, **{"svg.hashsalt": f"dpverify:{key}"})
     buffer = io.StringIO()
     with matplotlib.rc_context(rc):
@@ -40,7 +78,7 @@ def _svg(fig: Figure, key: str) -> str:
     text = buffer.getvalue()
     text = re.sub(r"^<\?xml[^>]*\?>\s*", "", text)
     text = re.sub(r"^<!DOCTYPE[^>]*>\s*", "", text)
-    return text.strip() + "\n"
+    return _renumber(text, key).strip() + "\n"
 
 
 def _figure(width: float, height: float) -> Figure:

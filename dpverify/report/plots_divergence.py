@@ -9,7 +9,7 @@ from typing import Any, Optional
 
 import matplotlib
 
-from .plots import _BASE_RC, COLOURS, _figure, _svg
+from .plots import _BASE_RC, COLOURS, _figure, _svg, steady
 
 
 def renyi_curves(panels: Sequence[tuple[str, Any, Optional[float], Optional[float], str, str]], key: str) -> str:
@@ -22,7 +22,7 @@ def renyi_curves(panels: Sequence[tuple[str, Any, Optional[float], Optional[floa
         ax = fig.add_subplot()
         top = 0.0
         for index, (label, curve, claimed, alpha, kind, status) in enumerate(panels):
-            points = [(a, d) for a, d in zip(curve.alpha, curve.divergence) if d is not None]
+            points = [(steady(a), steady(d)) for a, d in zip(curve.alpha, curve.divergence) if d is not None]
             if not points:
                 continue
             colour = f"C{index % 10}"

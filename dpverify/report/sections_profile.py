@@ -16,7 +16,7 @@ from ..evidence import ProfileEvidence
 from ..results import ClaimResult
 from .blocks import Block, Figure, Table
 from .profile_text import achieved
-from .plots import _BASE_RC, COLOURS, _figure, delta_against_epsilon
+from .plots import _BASE_RC, COLOURS, _figure, delta_against_epsilon, steady
 from .section_parts import Context, boxed, params, point_messages, section, short, to_float, witness_box, witness_items
 
 METHODS = {"lattice": "exact (polynomial power on a lattice of losses)",
@@ -60,10 +60,10 @@ def curves(panels: Sequence[tuple[str, ProfileEvidence]], statuses: Sequence[str
         for index, ((label, evidence), status) in enumerate(zip(panels, statuses)):
             colour = f"C{index % 10}"
             curve = evidence.curve or {}
-            shown = [(x, y) for x, y in zip(curve.get("epsilon", []), curve.get("delta", [])) if y]
+            shown = [(steady(x), steady(y)) for x, y in zip(curve.get("epsilon", []), curve.get("delta", [])) if y]
             ax.plot([x for x, _ in shown], [y for _, y in shown], color=colour, linewidth=1.2,
                     label=f"{label}: achieved δ_{evidence.times}(ε)")
-            marks = [(to_float(r.epsilon), to_float(r.claimed)) for r in evidence.rows or []]
+            marks = [(steady(to_float(r.epsilon)), steady(to_float(r.claimed))) for r in evidence.rows or []]
             marks = [(x, y) for x, y in marks if x is not None and y]
             if marks:
                 ax.scatter([x for x, _ in marks], [y for _, y in marks], color=COLOURS.get(status, "#555555"),

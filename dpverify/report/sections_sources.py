@@ -19,7 +19,7 @@ from ..dsl.claims import Claim
 from ..evidence import ProfileEvidence, ProfileRow
 from ..results import ClaimResult, PointResult
 from .blocks import Block, Figure, Heading, Table
-from .plots import _BASE_RC, COLOURS, _figure, delta_against_epsilon
+from .plots import _BASE_RC, COLOURS, _figure, delta_against_epsilon, steady
 from .section_parts import Context, params, short, to_float
 from .sections_accounting import exact_of, ratio, verdict
 
@@ -78,6 +78,7 @@ def _exact_curve(reported: Sequence[Reported]) -> list[tuple[float, float]]:
         points += [(to_float(r.epsilon), to_float(exact_of(r))) for r in evidence.rows or []]
         for x, y in points:
             if x is not None and y:
+                x, y = steady(x), steady(y)
                 merged[x] = max(y, merged.get(x, 0.0))
     return sorted(merged.items())
 
@@ -93,7 +94,7 @@ def plot(reported: Sequence[Reported], times: int, key: str) -> str:
         sources = list(dict.fromkeys(source for source, _, _ in reported))
         for index, source in enumerate(sources):
             rows = [r for s, _, e in reported if s == source for r in e.rows or []]
-            marks = sorted((to_float(r.epsilon), to_float(r.claimed), verdict(r)) for r in rows)
+            marks = sorted((steady(to_float(r.epsilon)), steady(to_float(r.claimed)), verdict(r)) for r in rows)
             shown = [(x, y, v) for x, y, v in marks if x is not None and y]
             ax.scatter([x for x, _, _ in shown], [y for _, y, _ in shown], color=f"C{index % 10}", marker="o",
                        s=22, zorder=3, label=source)
