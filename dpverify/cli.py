@@ -13,7 +13,7 @@ import os
 import signal
 import sys
 from collections.abc import Callable, Iterator
-from typing import Optional
+from typing import Any, Optional
 
 import click
 
@@ -66,7 +66,7 @@ def _finish(code: int) -> None:
 def check(paths: tuple[str, ...], as_json: bool, run: Run) -> None:
     """Check every claim of the spec files under PATHS."""
     with _stoppable():
-        report = _run(list(paths), run, show_progress=not as_json, keep_specs=False,
+        report = _run(list(paths), run, show_progress=True, keep_specs=False, cache_line=not as_json,
                       while_waiting=_json_module if as_json else _table_modules)
         _print(report, as_json)
     _finish(exit_code(report))
@@ -123,12 +123,12 @@ def _cache(run: Run) -> Optional[Cache]:
     return Cache.open(run.cache_dir or default_dir(), run.options)
 
 
-def _run(paths: list[str], run: Run, show_progress: bool, keep_specs: bool = True,
+def _run(paths: list[str], run: Run, show_progress: bool, keep_specs: bool = True, cache_line: bool = True,
          while_waiting: Optional[Callable[[], None]] = None) -> Report:
-    """Check the specs under ``paths``, with a progress bar on a terminal (not with ``-q``) and
-    the diagnostics ``-v``/``-q`` ask for (:mod:`dpverify.logs`); exit 2 on a usage error.
-    When the verdict cache answered points, one line on stderr says how many (not with
-    ``--json`` or ``-q``).
+    """Check the specs under ``paths``, with progress on stderr (not with ``-q``; :func:`_progress`)
+    and the diagnostics ``-v``/``-q`` ask for (:mod:`dpverify.logs`); exit 2 on a usage error.
+    When the verdict cache answered points, one line on stderr says how many (with ``cache_line``,
+    not with ``-q``).
 
     Whatever spec code prints goes to stderr: stdout carries only the report (``--json`` stays
     one parseable document)."""
@@ -143,7 +143,7 @@ def _run(paths: list[str], run: Run, show_progress: bool, keep_specs: bool = Tru
         except SpecError as err:
             click.echo(f"error: {render_error(err)}", err=True)
             sys.exit(2)
-    if cache is not None and show_progress and not run.quiet and cache.hits:
+    if cache is not None and show_progress and cache_line and not run.quiet and cache.hits:
         click.echo(f"verdict cache: {cache.hits} of {cache.hits + cache.misses} points reused from "
                    f"{cache.directory} ({cache.misses} checked; --no-cache checks all)", err=True)
     return report
@@ -155,23 +155,45 @@ def _maybe_terminal() -> bool:
     return sys.stderr.isatty() or "FORCE_COLOR" in os.environ or "TTY_COMPATIBLE" in os.environ
 
 
-def _checked(paths: list[str], run: Run, show_progress: bool, selection: dict) -> Report:
-    """:func:`check_paths`, under a progress bar when stderr is a terminal."""
-    if show_progress and not run.quiet and _maybe_terminal():
+def _real_stream(stream: object) -> bool:
+    """Whether ``stream`` is backed by a file descriptor (a log file, a pipe, a CI runner's capture):
+    the progress lines go there.  A stream in memory (click's test runner, a program capturing the
+    output of :func:`main`) gets none: its reader wants the report alone."""
+    try:
+        stream.fileno()  # type: ignore[attr-defined]
+    except (AttributeError, OSError, ValueError):
+        return False
+    return True
+
+
+def _progress(run: Run, show_progress: bool, jobs: int) -> Any:
+    """The run's progress on stderr: a bar on a terminal (:class:`dpverify.report.progress.Bar`), lines
+    anywhere else with a file descriptor (:class:`~dpverify.report.progress.Lines`: a CI log), None with
+    ``-q`` or into memory."""
+    if not show_progress or run.quiet:
+        return None
+    if _maybe_terminal():
         from rich.console import Console
-        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
         console = Console(stderr=True)
-    else:
-        console = None
-    if console is not None and console.is_terminal:
-        progress = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
-                            TimeElapsedColumn(), console=console, transient=True)
-        with progress:
-            task = progress.add_task("checking", total=None)
-            return check_paths(paths, run.options, on_load=lambda n: progress.update(task, total=n),
-                               on_point=lambda label: progress.update(task, advance=1, description=label),
-                               **selection)
-    return check_paths(paths, run.options, **selection)
+        if console.is_terminal:
+            from .report.progress import Bar
+            return Bar(console)
+    if _real_stream(sys.stderr):
+        from .report.progress import Lines
+        return Lines(sys.stderr, jobs=jobs)
+    return None
+
+
+def _checked(paths: list[str], run: Run, show_progress: bool, selection: dict) -> Report:
+    """:func:`check_paths`, under the run's progress (:func:`_progress`)."""
+    progress = _progress(run, show_progress, selection["jobs"])
+    if progress is None:
+        return check_paths(paths, run.options, **selection)
+    try:
+        with progress if hasattr(progress, "__enter__") else contextlib.nullcontext():
+            return check_paths(paths, run.options, progress=progress, **selection)
+    finally:
+        progress.close()
 
 
 @main.command()
@@ -210,11 +232,13 @@ def _write_report(paths: list[str], out: str, timings: bool, run: Run) -> int:
         click.echo(f"error: cannot write the report into {out}: {err}\n  fix: give --out a writable directory",
                    err=True)
         sys.exit(2)
-    counts: dict[str, int] = {}
-    for status in checked.statuses():
-        counts[status] = counts.get(status, 0) + 1
-    summary = ", ".join(f"{n} {s}" for s, n in sorted(counts.items())) or "no claims checked"
-    click.echo(f"wrote {len(written)} files to {out} ({summary}); open {Path(out) / 'index.html'}")
+    from .report.summary import summary_lines
+    problem, lines = summary_lines(checked)
+    if problem:
+        click.secho(problem, fg="red", bold=True)
+    for line in lines:
+        click.echo(line)
+    click.echo(f"wrote {len(written)} files to {out}; open {Path(out) / 'index.html'}")
     return code
 
 

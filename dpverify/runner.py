@@ -2,19 +2,19 @@
 pytest plugin and the reports.  It knows specs, checks and results, and nothing
 of how results are displayed.
 
-Where processes fork, each spec file is checked in a worker process of its own.  Without
-filters, and when the caller does not need the specs back (``dpverify check``), the worker also
-loads the file, so that files whose import is slow (spec/accounting/ calls accountants) load side
-by side instead of one after the other in this process; with filters, or for a report (which
-shows the specs), the files are loaded here first.  A :class:`~dpverify.cache.Cache` makes each
-point a look-up first.  The check machinery (:mod:`dpverify.checks`, z3, the statistical audit)
-is imported where it is used, so that a one-claim run imports only what its claim needs.
+Every spec file is loaded in this process first (loading is quick next to checking; a library a
+spec imports is then imported once, and the workers inherit it), so the work -- the claim points of
+each file -- is known before any point is checked (:class:`Progress`).  Where processes fork, each
+spec file is then checked in a worker process of its own.  A :class:`~dpverify.cache.Cache` makes
+each point a look-up first.  The check machinery (:mod:`dpverify.checks`, z3, the statistical
+audit) is imported where it is used, so that a one-claim run imports only what its claim needs.
 """
 from __future__ import annotations
 
 import contextlib
 import signal
 import threading
+import time
 from collections.abc import Callable, Iterator
 
 from pathlib import Path
@@ -64,32 +64,106 @@ def run_point(path: str, spec: Spec, claim: Claim, point: Point, ws: Workspace) 
     return result
 
 
+class Progress:
+    """What a run tells whoever shows its progress (the CLI's bar or log lines); every hook does nothing
+    here.  In order: :meth:`loading` before each spec file is loaded (``index`` of ``files``; ``here``
+    when this process loads it and is busy until :meth:`planned`, else a worker does) and, when a
+    worker loads it, :meth:`loaded` after; :meth:`planned` once, before any point is checked, with
+    every file and the points it will check (0 for a file that did not load); then for each file :meth:`started`, :meth:`point` after each
+    (claim, point), :meth:`finished` with its reports and the seconds since it started.  :meth:`tick`
+    runs about once a second while this process waits for worker processes (a heartbeat), never in a
+    worker.  The hooks run in this process, in the order the workers' messages arrive."""
+
+    def loading(self, path: str, index: int, files: int, here: bool = False) -> None:
+        pass
+
+    def loaded(self, path: str, points: int) -> None:
+        pass
+
+    def planned(self, plan: list[tuple[str, int]]) -> None:
+        pass
+
+    def started(self, path: str) -> None:
+        pass
+
+    def point(self, path: str, label: str) -> None:
+        pass
+
+    def finished(self, path: str, reports: list[SpecReport], seconds: float) -> None:
+        pass
+
+    def tick(self) -> None:
+        pass
+
+
+class _Hooks(Progress):
+    """The older hooks ``on_load(total_points)`` and ``on_point(label)`` beside a :class:`Progress`."""
+
+    def __init__(self, progress: Optional[Progress], on_load: Optional[Callable[[int], None]],
+                 on_point: Optional[Callable[[str], None]]) -> None:
+        self.progress = progress or Progress()
+        self.on_load, self.on_point = on_load, on_point
+
+    def loading(self, path: str, index: int, files: int, here: bool = False) -> None:
+        self.progress.loading(path, index, files, here)
+
+    def loaded(self, path: str, points: int) -> None:
+        self.progress.loaded(path, points)
+
+    def planned(self, plan: list[tuple[str, int]]) -> None:
+        self.progress.planned(plan)
+        if self.on_load:
+            self.on_load(sum(n for _, n in plan))
+
+    def started(self, path: str) -> None:
+        self.progress.started(path)
+
+    def point(self, path: str, label: str) -> None:
+        self.progress.point(path, label)
+        if self.on_point:
+            self.on_point(label)
+
+    def finished(self, path: str, reports: list[SpecReport], seconds: float) -> None:
+        self.progress.finished(path, reports, seconds)
+
+    def tick(self) -> None:
+        self.progress.tick()
+
+
+TICK = 1.0
+"""Seconds between :meth:`Progress.tick` calls while this process waits for its workers (display
+only: no verdict depends on it)."""
+
+
 def check_paths(paths: list[str], options: Options, *, claim_filter: Optional[str] = None,
                 point_filter: Optional[dict[str, str]] = None, spec_filter: Optional[str] = None,
                 on_load: Optional[Callable[[int], None]] = None,
                 on_point: Optional[Callable[[str], None]] = None, jobs: int = 1,
                 cache: Optional[Cache] = None, keep_specs: bool = True,
-                while_waiting: Optional[Callable[[], None]] = None) -> Report:
+                while_waiting: Optional[Callable[[], None]] = None,
+                progress: Optional[Progress] = None) -> Report:
     """Load every spec under ``paths`` and check its claims at every grid point.
 
     Raises :class:`SpecError` on a usage error: a path without spec files, a filter that
     matches nothing.  A spec file that does not load, or whose code ends its worker
     process, is an ``error`` entry of the report; the other files are still checked.
-    ``on_load(total_points)`` is called once the work is known (or, when the workers load
-    the files, each time one more file is known, with the total so far), ``on_point(label)``
-    after each (claim, point) -- hooks for a progress bar.  ``jobs`` worker processes
-    check spec files side by side; the report is the same, in the same order.  ``cache``
-    (:class:`~dpverify.cache.Cache`) reuses the kept results of unchanged points and keeps the new
-    ones.  ``keep_specs=False`` says the caller does not need :attr:`SpecReport.spec` (``check``
-    does not, ``report`` does): without filters the workers then load the files themselves.
-    ``while_waiting()`` runs once in this process while the first workers check (the CLI imports
-    what will display the report there, side by side with the check).
+    Every file is loaded here first, so the work (points, by file) is known before any is checked:
+    ``progress`` (:class:`Progress`) hears of it, of each (claim, point) and of each finished file;
+    ``on_load(total_points)`` is called once the work is known, ``on_point(label)`` after each
+    (claim, point).  ``jobs`` worker processes check spec files side by side; the report is the
+    same, in the same order.  ``cache`` (:class:`~dpverify.cache.Cache`) reuses the kept results of
+    unchanged points and keeps the new ones.  ``keep_specs=False`` says the caller does not need
+    :attr:`SpecReport.spec` (``check`` does not, ``report`` does).  ``while_waiting()`` runs once in
+    this process while the first workers check (the CLI imports what will display the report there,
+    side by side with the check).
     """
+    hooks = _Hooks(progress, on_load, on_point)
     files = discover(paths)
     if not keep_specs and not (claim_filter or point_filter or spec_filter) and pool.can_fork():
-        return Report(_load_and_check(files, options, jobs, cache, on_load, on_point, while_waiting), options)
+        return Report(_load_and_check(files, options, jobs, cache, hooks, while_waiting), options)
     loaded: list[tuple[Path, Optional[list[Spec]], Optional[str]]] = []
-    for path in files:
+    for index, path in enumerate(files):
+        hooks.loading(relative(str(path)), index, len(files), here=True)
         try:
             loaded.append((path, _load_file(path), None))
         except SpecError as err:
@@ -97,19 +171,23 @@ def check_paths(paths: list[str], options: Options, *, claim_filter: Optional[st
     plans = select([s for _, specs, _ in loaded for s in specs or []], spec_filter=spec_filter,
                    claim_filter=claim_filter, point_filter=point_filter,
                    unloaded=[str(path) for path, specs, _ in loaded if specs is None])
-    if on_load:
-        on_load(sum(len(v) for v in plans.values()))
     work = [(path, [s for s in specs if plans.get(id(s))]) for path, specs, _ in loaded if specs]
     work = [(path, specs) for path, specs in work if specs]
-    results = _check_files(work, plans, options, jobs, on_point, cache, while_waiting)
+    unloaded = {path: SpecReport(str(path), path.stem, error=error) for path, specs, error in loaded if specs is None}
+    points = {path: sum(len(plans[id(s)]) for s in specs) for path, specs in work}
+    hooks.planned([(relative(str(path)), points.get(path, 0)) for path, specs, _ in loaded
+                   if specs is None or path in points])
+    for path, report in unloaded.items():
+        hooks.finished(relative(str(path)), [report], 0.0)
+    results = _check_files(work, plans, options, jobs, hooks, cache, while_waiting)
     reports: list[SpecReport] = []
     for path, specs, error in loaded:
         if specs is None:
-            reports.append(SpecReport(str(path), path.stem, error=error))
+            reports.append(unloaded[path])
             continue
         checked = [s for s in specs if plans.get(id(s))]
         for spec, report in zip(checked, results.get(path, [])):
-            report.spec = spec
+            report.spec = spec if keep_specs else None
             reports.append(report)
     return Report(reports, options)
 
@@ -191,68 +269,148 @@ def _load_file(path: Path) -> list[Spec]:
 
 
 def _check_files(work: list[tuple[Path, list[Spec]]], plans: dict[int, Plan], options: Options, jobs: int,
-                 on_point: Optional[Callable[[str], None]], cache: Optional[Cache] = None,
+                 hooks: Progress, cache: Optional[Cache] = None,
                  while_waiting: Optional[Callable[[], None]] = None) -> dict[Path, list[SpecReport]]:
     """Check each spec file in a forked worker process, ``jobs`` at a time, so that spec code
     that ends its process (``os._exit``, a crash) costs that file an error, not the run.
     Where processes cannot be forked (Windows), the files are checked here, one by one."""
     if not pool.can_fork():
-        return {path: _check_file(path, specs, plans, options, on_point, cache) for path, specs in work}
+        out: dict[Path, list[SpecReport]] = {}
+        for path, specs in work:
+            shown, began = relative(str(path)), time.monotonic()
+            hooks.started(shown)
+            out[path] = _check_file(path, specs, plans, options, lambda label, p=shown: hooks.point(p, label), cache)
+            hooks.finished(shown, out[path], time.monotonic() - began)
+        return out
     _preload(len(work))
     if cache is not None:
         cache.prime()  # the workers inherit the digests of the files loaded here
-    outcomes = _fork_each([(path, (_worker, path, specs, plans, options, cache)) for path, specs in work],
-                          jobs, on_point, cache=cache, while_waiting=while_waiting)
-    return {path: payload if kind == "done" else _failed(path, specs, payload, exitcode, done)
-            for (path, specs), (kind, payload, exitcode, done) in zip(work, outcomes)}
+
+    def reports(index: int, outcome: tuple[str, Any, Optional[int], list[str]]) -> list[SpecReport]:
+        (path, specs), (kind, payload, exitcode, done) = work[index], outcome
+        return payload if kind == "done" else _failed(path, specs, payload, exitcode, done)
+    results = _fork_each([(path, (_worker, path, specs, plans, options, cache)) for path, specs in work],
+                         jobs, hooks, reports, cache=cache, while_waiting=while_waiting)
+    return {path: result for (path, _), result in zip(work, results)}
 
 
-def _load_and_check(files: list[Path], options: Options, jobs: int, cache: Optional[Cache],
-                    on_load: Optional[Callable[[int], None]],
-                    on_point: Optional[Callable[[str], None]],
+MAX_PARKED = 128
+"""At most this many worker processes wait, loaded, for their turn to check: a larger catalogue is
+loaded in rounds (its total of points is then known round by round)."""
+
+
+def _load_and_check(files: list[Path], options: Options, jobs: int, cache: Optional[Cache], hooks: Progress,
                     while_waiting: Optional[Callable[[], None]] = None) -> list[SpecReport]:
     """Every spec file loaded and checked in a worker of its own (no filters: every claim at every
-    point); the reports in the files' order, without their specs."""
-    _preload(len(files))
-    total = [0]
+    point); the reports in the files' order, without their specs.
 
-    def planned(count: int) -> None:
-        total[0] += count
-        if on_load:
-            on_load(total[0])
+    A worker loads its file (``jobs`` load side by side: files whose import is slow, such as
+    spec/accounting/ calling accountants, do not wait for each other), says how many points it plans,
+    and waits; once every file is loaded (:meth:`Progress.planned`: the work is known before any of it
+    is done) the waiting workers check, ``jobs`` at a time.  Each worker loads only its own file, so
+    what it records for the verdict cache is what that file read (a file loaded here would be in every
+    worker's manifest)."""
+    _preload(len(files))
+    tasks = list(enumerate(files))
+    plan: dict[int, int] = {}
+    parked: list[tuple[int, Any]] = []  # (index, receiver) of loaded workers waiting for their turn
+    workers: dict[Any, tuple[Any, int, list[str], float]] = {}  # receiver -> (process, index, points, start)
+    state: dict[Any, str] = {}  # receiver -> "loading" | "parked" | "checking"
+    outcomes: dict[int, list[SpecReport]] = {}
+    announced = [False]
+    shown = [relative(str(path)) for path in files]
+
     def waiting() -> None:
         if while_waiting is not None:
             while_waiting()
         _prefetch(files[jobs:])
         if cache is not None:
             cache.prime()  # the workers forked from now on inherit the digests of the prefetched libraries
-    outcomes = _fork_each([(path, (_load_worker, path, options, cache)) for path in files], jobs, on_point, planned,
-                          cache, waiting)
-    reports: list[SpecReport] = []
-    for path, (kind, payload, exitcode, done) in zip(files, outcomes):
+
+    def busy() -> int:
+        return sum(1 for r in workers if state[r] != "parked")
+
+    def finish(receiver: Any, kind: str, payload: Any) -> None:
+        process, index, done, began = workers.pop(receiver)
+        state.pop(receiver)
+        receiver.close()
+        process.join()
+        path = files[index]
         if kind == "done":
-            reports += payload
+            outcomes[index] = payload
         elif kind == "unloaded":
-            reports.append(SpecReport(str(path), path.stem, error=payload))
+            outcomes[index] = [SpecReport(str(path), path.stem, error=payload)]
+            plan.setdefault(index, 0)
         else:
-            reports += _failed(path, None, payload, exitcode, done)
-    if not total[0] and any(not r.error for r in reports):
+            outcomes[index] = _failed(path, None, payload, process.exitcode, done)
+            plan.setdefault(index, 0)
+        if kind != "done" and not announced[0]:
+            hooks.loaded(shown[index], 0)
+        hooks.finished(shown[index], outcomes[index], time.monotonic() - began)
+
+    try:
+        first = True
+        while tasks or workers:
+            while tasks and busy() < jobs and len(workers) < MAX_PARKED:
+                index, path = tasks.pop(0)
+                hooks.loading(shown[index], index, len(files))
+                process, receiver = pool.start(_load_worker, path, options, cache, duplex=True)
+                workers[receiver], state[receiver] = (process, index, [], time.monotonic()), "loading"
+            if first:
+                first = False
+                waiting()
+            if parked and not any(v == "loading" for v in state.values()) and (not tasks or len(workers) >= MAX_PARKED):
+                if not announced[0]:
+                    announced[0] = True
+                    hooks.planned([(shown[i], plan.get(i, 0)) for i in range(len(files))])
+                while parked and busy() < jobs:
+                    index, receiver = parked.pop(0)
+                    state[receiver] = "checking"
+                    process, _, done, _ = workers[receiver]
+                    workers[receiver] = (process, index, done, time.monotonic())
+                    hooks.started(shown[index])
+                    try:
+                        receiver.send(True)
+                    except OSError:  # it died while waiting: its end of file comes next
+                        pass
+            from multiprocessing.connection import wait
+            ready = wait(list(workers), timeout=TICK)
+            hooks.tick()
+            for receiver in ready:
+                process, index, done, _ = workers[receiver]
+                try:
+                    kind, payload = receiver.recv()
+                except EOFError:  # the process ended without a word
+                    kind, payload = "died", None
+                if kind == "plan":
+                    plan[index] = payload
+                    state[receiver] = "parked"
+                    parked.append((index, receiver))
+                    parked.sort(key=lambda item: item[0])  # checked in the files' order
+                    hooks.loaded(shown[index], payload)
+                elif kind == "point":
+                    done.append(payload)
+                    hooks.point(shown[index], payload)
+                elif kind == "cache":
+                    if cache is not None:
+                        cache.count(*payload)
+                else:
+                    finish(receiver, kind, payload)
+        if not announced[0]:  # nothing loaded: every file an error
+            hooks.planned([(shown[i], plan.get(i, 0)) for i in range(len(files))])
+    finally:  # also on an interruption: no worker outlives the run
+        pool.stop([process for process, *_ in workers.values()])
+        for receiver in workers:
+            receiver.close()
+    reports = [report for index in range(len(files)) for report in outcomes[index]]
+    if not sum(plan.values()) and any(not r.error for r in reports):
         raise SpecError("nothing to check: the selection holds no claim at any grid point",
                         "points of the selected claims: none")
     return reports
 
 
-def _preload(files: int) -> None:
-    """Import the check machinery here before forking when several files are checked, so that
-    each worker inherits it instead of importing it again (a one-file run imports what it needs
-    in its worker)."""
-    if files > 1:
-        from .checks import preload
-        preload()
-
-
 def _prefetch(files: list[Path]) -> None:
-    """Import here, while the first workers run, the installed libraries the remaining spec files
+    """Import here, while the first workers load, the installed libraries the remaining spec files
     import (:func:`dpverify.loader.libraries`): the workers forked later inherit them instead of
     each importing scipy, opendp or an accountant again (which doubled the CPU of loading the
     catalogue).  A library that fails to import here is left to the worker, which reports it."""
@@ -266,41 +424,83 @@ def _prefetch(files: list[Path]) -> None:
             continue
 
 
-def _fork_each(tasks: list[tuple[Path, tuple]], jobs: int, on_point: Optional[Callable[[str], None]],
-               on_plan: Optional[Callable[[int], None]] = None,
+def _load_worker(connection: Any, path: Path, options: Options, cache: Optional[Cache]) -> None:
+    """In a forked worker: load one spec file, say how many points it plans (``("plan", n)``), wait for
+    its turn (``True``; anything else, or the parent gone, ends it), check every claim at every point
+    and send back the reports without their specs (functions of a module the parent never imported do
+    not unpickle there); ``("unloaded", message)`` when it does not load."""
+    try:
+        specs = _load_file(path)
+    except SpecError as err:
+        connection.send(("unloaded", render_error(err)))
+        connection.close()
+        return
+    try:
+        plans = select(specs)
+    except SpecError:  # nothing to check in this file: the parent decides whether the run is empty
+        plans = {id(s): [] for s in specs}
+    connection.send(("plan", sum(len(p) for p in plans.values())))
+    try:
+        go = connection.recv()
+    except (EOFError, OSError):
+        go = None
+    if go is not True:
+        connection.close()
+        return
+    checked = [s for s in specs if plans[id(s)]]
+
+    def check() -> list[SpecReport]:
+        reports = _check_file(path, checked, plans, options, lambda label: connection.send(("point", label)), cache)
+        for report in reports:
+            report.spec = None
+        return reports
+    _send_reports(connection, check, cache)
+
+
+def _preload(files: int) -> None:
+    """Import the check machinery here before forking when several files are checked, so that
+    each worker inherits it instead of importing it again (a one-file run imports what it needs
+    in its worker)."""
+    if files > 1:
+        from .checks import preload
+        preload()
+
+
+def _fork_each(tasks: list[tuple[Path, tuple]], jobs: int, hooks: Progress,
+               reports: Callable[[int, tuple[str, Any, Optional[int], list[str]]], list[SpecReport]],
                cache: Optional[Cache] = None,
-               while_waiting: Optional[Callable[[], None]] = None) -> list[tuple[str, Any, Optional[int], list[str]]]:
+               while_waiting: Optional[Callable[[], None]] = None) -> list[list[SpecReport]]:
     """Run each task (a worker function and its arguments) in a forked process, ``jobs`` at a time;
-    relay its ``point`` and ``plan`` messages and add its ``cache`` counts to ``cache``'s; run
-    ``while_waiting()`` once the first workers started; return each task's (kind, payload, exit
-    code, points done), in the tasks' order."""
+    relay its ``point`` messages to ``hooks`` and add its ``cache`` counts to ``cache``'s; run
+    ``while_waiting()`` once the first workers started; turn each task's (kind, payload, exit code,
+    points done) into its reports with ``reports(index, outcome)`` as it ends (``hooks.finished``);
+    return them in the tasks' order.  ``hooks.tick()`` runs about every :data:`TICK` seconds."""
     pending = list(enumerate(tasks))
-    running: dict[Any, tuple[Any, int, list[str]]] = {}
-    outcomes: dict[int, tuple[str, Any, Optional[int], list[str]]] = {}
+    running: dict[Any, tuple[Any, int, list[str], float]] = {}
+    outcomes: dict[int, list[SpecReport]] = {}
     try:
         while pending or running:
             while pending and len(running) < jobs:
-                index, (_, (target, *args)) = pending.pop(0)
+                index, (path, (target, *args)) = pending.pop(0)
+                hooks.started(relative(str(path)))
                 process, receiver = pool.start(target, *args)
-                running[receiver] = (process, index, [])
+                running[receiver] = (process, index, [], time.monotonic())
             if while_waiting is not None:
                 while_waiting()
                 while_waiting = None
             from multiprocessing.connection import wait
-            for receiver in wait(list(running)):
-                process, index, done = running[receiver]
+            ready = wait(list(running), timeout=TICK)
+            hooks.tick()
+            for receiver in ready:
+                process, index, done, began = running[receiver]
+                shown = relative(str(tasks[index][0]))
                 try:
                     kind, payload = receiver.recv()
                 except EOFError:  # the process ended without a word
                     kind, payload = "died", None
                 if kind == "point":
                     done.append(payload)
-                    if on_point:
-                        on_point(payload)
-                    continue
-                if kind == "plan":
-                    if on_plan:
-                        on_plan(payload)
+                    hooks.point(shown, payload)
                     continue
                 if kind == "cache":
                     if cache is not None:
@@ -309,7 +509,8 @@ def _fork_each(tasks: list[tuple[Path, tuple]], jobs: int, on_point: Optional[Ca
                 del running[receiver]
                 receiver.close()
                 process.join()
-                outcomes[index] = (kind, payload, process.exitcode, done)
+                outcomes[index] = reports(index, (kind, payload, process.exitcode, done))
+                hooks.finished(shown, outcomes[index], time.monotonic() - began)
     finally:  # also on an interruption: no worker outlives the run
         pool.stop([process for process, *_ in running.values()])
         for receiver in running:
@@ -343,31 +544,6 @@ def _worker(sender: Any, path: Path, specs: list[Spec], plans: dict[int, Plan], 
     the reports (or what stopped them)."""
     _send_reports(sender, lambda: _check_file(path, specs, plans, options,
                                               lambda label: sender.send(("point", label)), cache), cache)
-
-
-def _load_worker(sender: Any, path: Path, options: Options, cache: Optional[Cache]) -> None:
-    """In a forked worker: load one spec file, say how many points it plans (``("plan", n)``), check
-    every claim at every point and send back the reports without their specs (functions of a module
-    the parent never imported do not unpickle there); ``("unloaded", message)`` when it does not load."""
-    try:
-        specs = _load_file(path)
-    except SpecError as err:
-        sender.send(("unloaded", render_error(err)))
-        sender.close()
-        return
-    try:
-        plans = select(specs)
-    except SpecError:  # nothing to check in this file: the parent decides whether the run is empty
-        plans = {id(s): [] for s in specs}
-    sender.send(("plan", sum(len(p) for p in plans.values())))
-    checked = [s for s in specs if plans[id(s)]]
-
-    def check() -> list[SpecReport]:
-        reports = _check_file(path, checked, plans, options, lambda label: sender.send(("point", label)), cache)
-        for report in reports:
-            report.spec = None
-        return reports
-    _send_reports(sender, check, cache)
 
 
 def _failed(path: Path, specs: Optional[list[Spec]], reason: Optional[str], exitcode: Optional[int],

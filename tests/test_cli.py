@@ -35,7 +35,9 @@ def test_holding_claim_exits_0_with_the_documented_schema(tmp_path, monkeypatch)
     result = run(tmp_path, monkeypatch, "eps")
     assert result.exit_code == 0, result.output
     doc = json.loads(result.output)
-    assert set(doc) == {"dpverify", "specs", "summary"}
+    assert {"dpverify", "specs", "summary"} <= set(doc)  # the keys of the first contract, still there
+    assert set(doc) == {"dpverify", "schema_version", "exit_code", "specs", "summary", "totals"}
+    assert doc["schema_version"] == "1.0" and doc["exit_code"] == 0
     assert doc["summary"] == {"proved": 1, "verified": 0, "refuted": 0, "unknown": 0, "error": 0, "consistent": 0}
     spec = doc["specs"][0]
     assert spec["path"] == "rr.py" and spec["name"] == "rr"
@@ -189,7 +191,8 @@ def test_verbose_logs_how_each_point_was_decided_and_quiet_logs_nothing(tmp_path
         assert json.loads(done.stdout)["summary"]["verified"] == 1
     lines = [line for line in verbose.stderr.splitlines() if line.startswith("dpverify: INFO")]
     assert len(lines) == 2 and "rr:private [eps=1/2] verified, decided by exact enumeration" in lines[0], verbose.stderr
-    assert quiet.stderr == "" and default.stderr == ""
+    assert quiet.stderr == ""  # -q: no progress, no log
+    assert "dpverify: INFO" not in default.stderr and "claim points to check" in default.stderr  # progress only
 
 
 def test_quiet_hides_the_progress_bar(tmp_path, monkeypatch) -> None:

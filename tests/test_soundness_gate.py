@@ -61,7 +61,7 @@ def cli_process(tmp_path, *args: str) -> tuple[int, str]:
     """The CLI in its own process: spec code that ends the process must not end the test run."""
     done = subprocess.run([sys.executable, "-m", "dpverify.cli", "check", "--no-proofs", *args], cwd=tmp_path,
                           capture_output=True, text=True, timeout=600)
-    return done.returncode, done.stdout + done.stderr
+    return done.returncode, done.stdout if "--json" in args else done.stdout + done.stderr  # progress: stderr
 
 
 # -- class 12: nothing selected is a usage error ------------------------------------------------

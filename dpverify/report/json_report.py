@@ -1,14 +1,41 @@
 """The JSON document of ``dpverify check --json``: a public contract, keep it stable.
 
-Schema (decimal strings carry 40 significant digits)::
+Its JSON Schema (draft 2020-12) is ``dpverify/report/check.schema.json`` (package data,
+:func:`schema`), with a description of every key; ``"schema_version"`` names the version of that
+schema the document follows (:data:`SCHEMA_VERSION`: the major part changes when a key is removed,
+renamed or changes meaning -- never so far -- the minor part when keys are added).  Keys are only
+ever added.  The outline::
 
-    {"dpverify": VERSION,
+    {"dpverify": VERSION, "schema_version": "1.0", "exit_code": 0 | 1 | 2,
      "specs": [{"path", "name", "error"?, "coverage", "claims": [{"id", "kind", "status", "expect",
-                 "as_expected", "message",
-                 "points": [{"params", "status", "message", "claimed_epsilon", "claimed_delta",
+                 "as_expected", "outcome", "message",
+                 "points": [{"params", "status", "outcome", "as_expected", "message", "method",
+                             "claimed_epsilon", "claimed_delta",
                              "achieved_epsilon", "achieved_epsilon_is_lower_bound",
                              "achieved_delta", "witness", "seconds", "figures", "coverage"}]}]}],
-     "summary": {"proved", "verified", "refuted", "unknown", "error", "consistent"}}
+     "summary": {"proved", "verified", "refuted", "unknown", "error", "consistent"},
+     "totals": {"files", "specs", "spec_errors", "claims": {...}, "points": {...}}}
+
+``summary`` counts claims by status (a spec that could not be checked counts as one ``error``),
+expected refutations among ``refuted``; ``totals`` counts claims and claim points by outcome
+(:mod:`.summary`): ``refuted_as_expected`` apart, ``unexpected`` what fails the run.
+
+Numbers (the rule of schema 1.0):
+
+* counts and sizes are JSON integers; ``seconds`` is a JSON number (wall-clock seconds, 3 decimals);
+* a real value a check computed or was given -- ``claimed_epsilon``, ``claimed_delta``,
+  ``achieved_epsilon``, ``achieved_delta``, a witness's ``ratio``, and its ``p`` and ``p_prime`` when its
+  ``quantity`` is a probability, density, divergence, delta or gdp value -- is a string, never a JSON
+  number (no digit is lost to a double): a decimal with exactly 40 significant digits, trailing zeros
+  kept, fixed-point for 1e-5 <= |x| < 1e12 and ``d.ddd...e+N`` / ``e-N`` otherwise (mpmath's form,
+  :func:`dpverify.engine.decide.decimals.decimal`); an exact zero is ``"0"``; infinity ``"inf"``;
+* a witness's ``p``/``p_prime`` of other quantities are the check's own figures as strings: ``"k/n"``
+  sample frequencies, exact values of a replay (``"1/2"``, ``"1.5"``), a statistic at 6 digits, a
+  formula side as sympy prints it;
+* ``params`` are the grid values exactly as the spec gives them (``"1/2"``, ``"3"``);
+* ``figures`` is the point's typed evidence (:meth:`dpverify.evidence.Evidence.figures`): decimal
+  strings as above, integers, and JSON floats only in plot data (curves, histograms), non-finite
+  floats as the strings ``"inf"``, ``"-inf"``, ``"nan"``.
 
 ``coverage`` (added with explicit pair sets) says what the spec's claims were checked on:
 ``{"scope": "universe", "note"}`` for every neighbouring pair of its universe, or for a
@@ -21,9 +48,7 @@ its ``verified`` points carry ``{"scope": "n range", "from", "to", "label": "n =
 "checked for n = 3..40; not shown beyond (...)"}`` -- never the whole claim.
 
 ``consistent`` (added with the statistical audit of black boxes) counts claims a sampled
-audit found no evidence against; they do not fail the run.  ``figures`` is the point's typed
-evidence (:meth:`dpverify.evidence.Evidence.figures`), e.g. a statistical audit's samples, seed,
-error probability, tests and worst interval.
+audit found no evidence against; they do not fail the run.
 
 ``achieved_epsilon_is_lower_bound`` is true when the exact supremum of the loss
 was not decided (densities with several terms per piece) and ``achieved_epsilon``
@@ -45,6 +70,31 @@ from ..results import ClaimResult, PointResult, Status
 from ..results import Report
 from ..evidence import privacy_view
 from ..version import __version__
+from .summary import EXPECTED as _EXPECTED
+from .summary import Totals, claim_outcome, point_outcome, tally
+
+SCHEMA_VERSION = "1.0"
+"""The version of ``check.schema.json`` the document follows (see the module's docstring)."""
+
+DECIMAL_QUANTITIES = frozenset({"probability", "density", "divergence", "delta", "gdp"})
+"""Witness quantities whose ``p`` and ``p_prime`` are decimal strings (40 significant digits)."""
+
+_ZEROS = frozenset({"0", "0.0", "-0.0", "-0", "0.", "0e0"})
+
+
+def decimal_text(value: Any) -> Any:
+    """A decimal string in the document's one form: an exact zero (written ``"0.0"`` by
+    :func:`~dpverify.engine.decide.decimals.decimal`, ``"0"`` by some checks) becomes ``"0"``;
+    every other value is kept as it is (no digit dropped)."""
+    if isinstance(value, str) and value.strip() in _ZEROS:
+        return "0"
+    return value
+
+
+def schema() -> dict[str, Any]:
+    """The JSON Schema of the document (``check.schema.json``, package data)."""
+    from importlib.resources import files
+    return json.loads(files("dpverify.report").joinpath("check.schema.json").read_text(encoding="utf-8"))
 
 
 def jsonable(value: Any) -> Any:
@@ -75,27 +125,47 @@ def figures_json(value: Any) -> Any:
     return jsonable(value)
 
 
-def _point(p: PointResult) -> dict[str, Any]:
+def _point(c: ClaimResult, p: PointResult) -> dict[str, Any]:
     witness = None
     if p.witness is not None:
         w = p.witness
+        exact = w.quantity in DECIMAL_QUANTITIES
         witness = {"x": jsonable(w.x), "x_prime": jsonable(w.x_prime), "output": jsonable(w.output),
-                   "p": w.p, "p_prime": w.p_prime}
+                   "p": decimal_text(w.p) if exact else w.p,
+                   "p_prime": decimal_text(w.p_prime) if exact else w.p_prime, "quantity": w.quantity}
         if w.ratio is not None:
-            witness["ratio"] = w.ratio
+            witness["ratio"] = decimal_text(w.ratio)
     levels = privacy_view(p.evidence)
-    return {"params": p.params, "status": p.status.value, "message": p.message, "method": p.method,
-            "claimed_epsilon": levels.claimed_epsilon, "claimed_delta": levels.claimed_delta,
-            "achieved_epsilon": levels.achieved_epsilon,
+    outcome = point_outcome(c, p)
+    return {"params": p.params, "status": p.status.value, "outcome": outcome,
+            "as_expected": outcome in _EXPECTED, "message": p.message, "method": p.method,
+            "claimed_epsilon": decimal_text(levels.claimed_epsilon),
+            "claimed_delta": decimal_text(levels.claimed_delta),
+            "achieved_epsilon": decimal_text(levels.achieved_epsilon),
             "achieved_epsilon_is_lower_bound": levels.achieved_is_lower_bound,
-            "achieved_delta": levels.achieved_delta,
+            "achieved_delta": decimal_text(levels.achieved_delta),
             "witness": witness, "seconds": round(p.seconds, 3), "figures": figures_json(p.evidence.figures()),
             "coverage": p.coverage}
 
 
 def _claim(c: ClaimResult) -> dict[str, Any]:
     return {"id": c.claim_id, "kind": c.kind, "status": c.status.value, "expect": c.expect,
-            "as_expected": c.as_expected, "message": c.message, "points": [_point(p) for p in c.points]}
+            "as_expected": c.as_expected, "outcome": claim_outcome(c), "message": c.message,
+            "points": [_point(c, p) for p in c.points]}
+
+
+def totals_json(totals: Totals) -> dict[str, Any]:
+    """The ``"totals"`` of the document."""
+    return {"files": totals.files, "specs": totals.specs, "spec_errors": totals.spec_errors,
+            "claims": totals.claims.as_json(), "points": totals.points.as_json()}
+
+
+def exit_code_of(totals: Totals) -> int:
+    """The exit code ``dpverify check`` gives (:func:`dpverify.runner.exit_code`, read from the counts):
+    2 when a spec or a claim is an error, 1 when a claim is otherwise not as expected, else 0."""
+    if totals.spec_errors or totals.claims.counts["error"]:
+        return 2
+    return 1 if totals.claims.unexpected else 0
 
 
 def document(report: Report) -> dict[str, Any]:
@@ -109,7 +179,9 @@ def document(report: Report) -> dict[str, Any]:
     counts = {status.value: 0 for status in Status}
     for status in report.statuses():
         counts[status] += 1
-    return {"dpverify": __version__, "specs": specs, "summary": counts}
+    totals = tally(report.specs)
+    return {"dpverify": __version__, "schema_version": SCHEMA_VERSION, "exit_code": exit_code_of(totals),
+            "specs": specs, "summary": counts, "totals": totals_json(totals)}
 
 
 def dumps(report: Report) -> str:

@@ -1,14 +1,18 @@
-"""The terminal table of ``dpverify check``: one row per claim and parameter point."""
+"""The terminal table of ``dpverify check``: one row per claim and parameter point, named
+``file::spec`` (spec names repeat across files), then what did not go as expected, then the
+summary (:mod:`.summary`): a loud line first when anything failed, and the counts of claims and of
+claim points by outcome, expected refutations apart ("101 refuted as expected")."""
 from __future__ import annotations
 
 from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from ..replay import replay_command
+from ..replay import relative, replay_command
 from ..results import PointResult, Report, SpecReport
 from ..evidence import DivergenceEvidence, Evidence, GdpEvidence, ProfileEvidence, privacy_view
 from . import profile_text
+from .summary import summary_lines
 
 _STYLE = {"proved": "bold green", "verified": "green", "consistent": "cyan", "refuted": "bold red", "unknown": "yellow",
           "error": "bold magenta"}
@@ -53,14 +57,19 @@ def _scope(point: PointResult) -> str:
     return f" [{point.coverage['label']}]" if point.coverage else ""
 
 
+def row_name(spec: SpecReport) -> str:
+    """``file::spec``: the file as the user named it, and the spec's name."""
+    return f"{relative(spec.path)}::{spec.name}"
+
+
 def render(report: Report, console: Console) -> None:
     table = Table(title="dpverify check", show_lines=False)
-    for name, justify in (("spec", "left"), ("claim", "left"), ("params", "left"), ("status", "left"),
+    for name, justify in (("file::spec", "left"), ("claim", "left"), ("params", "left"), ("status", "left"),
                           ("claimed", "right"), ("achieved", "right"), ("time", "right")):
         table.add_column(name, justify=justify)  # type: ignore[arg-type]
     for spec in report.specs:
         if spec.error:
-            table.add_row(spec.name, "-", "-", Text("error", style=_STYLE["error"]), "-", "-", "-")
+            table.add_row(row_name(spec), "-", "-", Text("error", style=_STYLE["error"]), "-", "-", "-")
             continue
         for claim in spec.claims:
             for point in claim.points:
@@ -70,13 +79,13 @@ def render(report: Report, console: Console) -> None:
                              + _scope(point),
                              style="green" if claim.expect == status else _STYLE[status])
                 claimed, achieved = _levels(point.evidence)
-                table.add_row(spec.name, claim.claim_id, params, shown, claimed, achieved, f"{point.seconds:.2f}s")
+                table.add_row(row_name(spec), claim.claim_id, params, shown, claimed, achieved, f"{point.seconds:.2f}s")
     console.print(table)
     for spec in report.specs:
         if _listed(spec) and not spec.error:
-            console.print(Text(f"{spec.name}: {spec.coverage['note']}", style="yellow"))
+            console.print(Text(f"{row_name(spec)}: {spec.coverage['note']}", style="yellow"))
         if any(point.coverage for claim in spec.claims for point in claim.points):
-            console.print(Text(f"{spec.name}: a verdict marked [n = a..b] covers those n only (a sample_complexity "
+            console.print(Text(f"{row_name(spec)}: a verdict marked [n = a..b] covers those n only (a sample_complexity "
                                f"claim states every n >= its bound); not shown beyond", style="yellow"))
         if spec.error:
             console.print(Text(f"error in {spec.path}:\n{spec.error}", style=_STYLE["error"]))
@@ -91,7 +100,8 @@ def render(report: Report, console: Console) -> None:
                     console.print(f"  {point.message}", markup=False, highlight=False)
                     replay = replay_command(spec.path, spec.name, claim.claim_id, point.params, report.options)
                     console.print(f"  replay: {replay}", markup=False, highlight=False)
-    counts: dict[str, int] = {}
-    for status in report.statuses():
-        counts[status] = counts.get(status, 0) + 1
-    console.print(", ".join(f"{n} {s}" for s, n in sorted(counts.items())) or "no claims checked")
+    problem, lines = summary_lines(report)
+    if problem:
+        console.print(Text(problem, style="bold red"))
+    for line in lines:
+        console.print(line, markup=False, highlight=False)
