@@ -1,11 +1,33 @@
 """pytest plugin: spec files become test files, each claim at each grid point a test item.
 
-Registered through the ``pytest11`` entry point, so ``pytest spec/`` (or a plain
-``pytest`` whose testpaths include ``spec``) collects every ``*.py`` file inside a
-directory named ``spec`` (``--dpverify-dir`` changes the name), and a file named on the
-command line is collected as a spec wherever it lives when it imports dpverify.  Items
-are ``FILE::SPEC::CLAIM[NAME=VALUE,...]``: a node id pytest prints can be passed back to
-it.  A refuted claim fails with its witness and a replay command instead of a traceback.
+Registered through the ``pytest11`` entry point.  What is collected as a spec file:
+
+- every ``*.py`` file (not ``_*.py``, not ``conftest.py``) inside a directory named ``spec``
+  (``--dpverify-dir`` changes the name), whatever ``python_files`` says;
+- inside a directory given on the command line (or in ``testpaths``) under any name
+  (``pytest mechanisms/``), every such file that declares specs (a module-level
+  ``dpverify.spec(...)`` call after ``import dpverify``) and is not named like a test module;
+- a file named on the command line wherever it lives when it imports dpverify.
+
+A spec file pytest would pass over (``pytest`` run without arguments on a folder not named
+``spec``) is a collection error naming it and the fix.
+
+Items are ``FILE::SPEC::CLAIM[NAME_VALUE-NAME_VALUE...]``, e.g.
+``spec/rr.py::rr::private[eps_1/2]`` or ``spec/sparse.py::svt::private[eps_1-t_4]``: the
+parameters sorted by name, each name and its value joined by ``_``, the parameters by ``-`` (as
+pytest joins a parametrized test's values), the value as dpverify prints it without spaces.
+Node ids are deterministic: the same spec file gives the same ids in every run, which is what
+``--lf``, ``--ff`` and ``--sw`` match the previous run's failures by.  Every printed node id can
+be passed back to pytest.  ``-k`` takes the ids' words (``-k 'eps_1/2'``, ``-k 'halved and
+eps_1]'``; ``-k`` matches substrings, so ``eps_1`` also selects ``eps_1/2``, and ``eps_1]`` only
+``eps=1`` as the last parameter).  A value holding a character ``-k``'s grammar refuses keeps it
+(``1+sqrt(2)``, ``2*pi``, a tuple's ``(1,2)``, a repeated claim id's ``#``): select such a point
+by its node id, or with ``-k`` by a part of it without those characters.
+
+A refuted claim fails with its witness and a replay command instead of a traceback.  A claim
+declared ``expect="refuted"`` is pytest's strict xfail: refuted, it is reported ``xfailed``
+(``XFAIL``, its reason the witness in one line); holding, it fails as ``[XPASS(strict)]``;
+``unknown`` or an error fails as any claim does.  A run where every claim is as expected exits 0.
 
 Claims are checked in a worker process per spec file (forked where the platform can),
 so spec code that exits or ends its process fails its items instead of ending the
@@ -80,17 +102,54 @@ def _imports_dpverify(path: Path) -> bool:
     return re.search(r"^\s*(import|from)\b.*\bdpverify\b", text, re.MULTILINE) is not None
 
 
+_ARGUMENT_DIRS = pytest.StashKey[list[Path]]()
+
+
+def _argument_dirs(config: pytest.Config) -> list[Path]:
+    """The directories given on the command line or by ``testpaths`` (resolved), but not the
+    invocation directory pytest falls back to when it has neither: ``pytest mechanisms/`` asks for
+    the specs in ``mechanisms/``, a bare ``pytest`` in a project is not asked for its specs."""
+    if _ARGUMENT_DIRS not in config.stash:
+        found = []
+        if config.args_source is not pytest.Config.ArgsSource.INVOCATION_DIR:
+            for arg in config.args:
+                path = Path(arg.split("::", 1)[0])
+                path = (config.invocation_params.dir / path) if not path.is_absolute() else path
+                if path.is_dir():
+                    found.append(path.resolve())
+        config.stash[_ARGUMENT_DIRS] = found
+    return config.stash[_ARGUMENT_DIRS]
+
+
+def _in_argument_dir(path: Path, config: pytest.Config) -> bool:
+    real = path.resolve()
+    return any(folder in real.parents for folder in _argument_dirs(config))
+
+
+def _holds_specs(path: Path) -> bool:
+    """Declares specs as far as reading it tells: an import of dpverify and a module-level
+    ``dpverify.spec(...)`` call (:func:`_declares_specs`)."""
+    return _imports_dpverify(path) and _declares_specs(path)
+
+
 def _is_spec(path: Path, session: pytest.Session) -> bool:
     """Whether the plugin collects ``path`` as a spec file: every file ``dpverify check`` would take
     in a spec directory, whatever ``python_files`` says (``spec/test_rr.py`` is a spec, never a
-    test module that pytest imports and finds no tests in); a file named on the command line
-    outside spec directories when it imports dpverify and is not named like a test module.  As
-    ``dpverify check`` does, a file named on the command line is taken whatever its name (but a
-    conftest.py, which pytest loads as one)."""
+    test module that pytest imports and finds no tests in); in a directory given on the command
+    line (or by ``testpaths``) under another name, a file that declares specs and is not named like
+    a test module (test modules there stay pytest's); a file named on the command line outside
+    spec directories when it imports dpverify and is not named like a test module.  As ``dpverify
+    check`` does, a file named on the command line is taken whatever its name (but a conftest.py,
+    which pytest loads as one)."""
     if path.suffix != ".py" or path.name == "conftest.py":
         return False
     if not session.isinitpath(path):
-        return _spec_name(path) and _in_spec_dir(path, session.config)
+        if not _spec_name(path):
+            return False
+        config = session.config
+        if _in_spec_dir(path, config):
+            return True
+        return _in_argument_dir(path, config) and not _python_file(path, config) and _holds_specs(path)
     if _in_spec_dir(path, session.config):
         return True
     return not _python_file(path, session.config) and _imports_dpverify(path)
@@ -275,6 +334,18 @@ def _files_not_taken(session: pytest.Session, collection: _Collection) -> list[t
         for path in sorted(root.rglob("*.py")):
             if _spec_name(path) and path.is_file():
                 expected.setdefault(path.resolve(), path)
+    # a directory argument under another name: the files that declare specs and are not test modules
+    spec_roots = set(roots)
+    others = [d for d in _argument_dirs(config) if d not in spec_roots and not any(r in d.parents for r in spec_roots)]
+    for argument in sorted(others):
+        if any(other in argument.parents for other in others):
+            continue
+        for path in _python_files_under(argument):
+            real = path.resolve()
+            if real not in expected and _spec_name(path) and not _python_file(path, config) \
+                    and not any(r in real.parents for r in spec_roots) and _holds_specs(path):
+                expected[real] = path
+                roots.add(argument)
     problems = []
     for real, path in expected.items():
         if real in collection.taken:
@@ -284,6 +355,20 @@ def _files_not_taken(session: pytest.Session, collection: _Collection) -> list[t
         problems.append((real, f"{_shown(real, config)} is a spec file that `dpverify check` checks, but pytest did "
                                f"not collect it: {why}, so its claims are not checked.\nfix: {fix}"))
     return problems
+
+
+def _python_files_under(folder: Path) -> list[Path]:
+    """The ``*.py`` files under a directory argument, sorted, not looking inside virtualenvs,
+    ``site-packages``, ``__pycache__`` or ``.git`` (``pytest .`` in a project with its ``.venv``
+    must not read every installed package)."""
+    import os
+    found = []
+    for top, dirs, files in os.walk(folder):
+        here = Path(top)
+        dirs[:] = sorted(d for d in dirs if d not in {".git", "__pycache__", "site-packages"}
+                         and not (here / d / "pyvenv.cfg").is_file())
+        found += [here / f for f in sorted(files) if f.endswith(".py")]
+    return found
 
 
 def _why_not_collected(session: pytest.Session, path: Path, root: Path) -> tuple[str, str]:
@@ -365,13 +450,20 @@ def _pytest_tests(path: Path, config: pytest.Config) -> list[str]:
 
 @pytest.hookimpl(hookwrapper=True, tryfirst=True)
 def pytest_runtest_makereport(item: pytest.Item, call: Any) -> Any:
-    """A claim point is never skipped or xfailed (a ``skip``/``xfail`` mark or an autouse fixture
-    from a conftest.py would pass a run whose claims were not checked, or were refuted): it fails,
-    saying so.  ``expect="refuted"`` in the spec is how a claim is expected to fail, and -k or
-    --deselect how claims are left out."""
+    """A claim point is never skipped or xfailed from outside its spec (a ``skip``/``xfail`` mark or
+    an autouse fixture from a conftest.py would pass a run whose claims were not checked, or were
+    refuted): it fails, saying so.  ``expect="refuted"`` in the spec is how a claim is expected to
+    fail: refuted, its item is reported xfailed here (holding, it failed as ``[XPASS(strict)]`` in
+    :meth:`ClaimItem.runtest`); -k or --deselect is how claims are left out."""
     outcome = yield
     report = outcome.get_result()
-    if not isinstance(item, (ClaimItem, SpecLoadError)) or not report.skipped:
+    if not isinstance(item, (ClaimItem, SpecLoadError)):
+        return
+    if call.excinfo is not None and isinstance(call.excinfo.value, RefutedAsExpected) and report.failed:
+        report.outcome = "skipped"  # how pytest reports an xfail: "x", XFAIL, counted as xfailed, exit 0
+        report.wasxfail = call.excinfo.value.reason
+        return
+    if not report.skipped:
         return
     longrepr = report.longrepr
     if hasattr(report, "wasxfail"):  # xfailed: the check's own failure, if it ran, is kept below
@@ -391,6 +483,13 @@ def pytest_runtest_makereport(item: pytest.Item, call: Any) -> Any:
 def _node_name(text: str) -> str:
     """A name pytest can parse back out of a node id: no ``::``, brackets or white space."""
     return re.sub(r"::|[\[\]\s]", "_", text)
+
+
+def point_id(point: Any) -> str:
+    """A grid point as it appears in a node id: ``eps_1/2-t_4`` for ``eps=1/2, t=4`` (the point's
+    parameters are sorted by name).  ``=`` and ``,`` would make the id a syntax error for ``-k``;
+    ``_`` and ``-`` are in its grammar, ``-`` is how pytest joins a parametrized test's values."""
+    return "-".join(f"{sym.name}_{_no_space(value)}" for sym, value in point)
 
 
 def _no_space(value: Any) -> str:
@@ -443,9 +542,11 @@ class _UncheckedSpec(pytest.File):
         folder = self.path.parent.name
         raise self.CollectError(
             f"{_shown(self.path, self.config)} declares dpverify specs, but its folder is not a spec folder "
-            f"(named {self.config.getoption('--dpverify-dir')!r}) and its name is not a test module's, so pytest "
-            f"would pass over it while `dpverify check {folder}` checks it.\n"
-            f"fix: run `pytest --dpverify-dir {folder}`, rename the folder, or name the file on the command line")
+            f"(named {self.config.getoption('--dpverify-dir')!r}) nor given on the command line, and its name is "
+            f"not a test module's, so pytest would pass over it while `dpverify check {folder}` checks it.\n"
+            f"fix: name the folder on the command line (`pytest {_shown(self.path.parent, self.config)}`, or in "
+            f"testpaths), run `pytest --dpverify-dir {folder}`, rename the folder to "
+            f"{self.config.getoption('--dpverify-dir')!r}, or name the file on the command line")
 
 
 class SpecFile(pytest.File):
@@ -583,7 +684,7 @@ class SpecNode(pytest.Collector):
     def collect(self) -> Any:
         for j, claim in enumerate(self.spec.claims):
             for k, point in enumerate(self.spec.points_for(claim)):
-                label = ",".join(f"{sym.name}={_no_space(value)}" for sym, value in point)
+                label = point_id(point)
                 name = _node_name(claim.id) + (f"[{label}]" if label else "")
                 yield ClaimItem.from_parent(self, name=name, spec=self.spec, claim=claim, point=point,
                                             key=(self.index, j, k))
@@ -611,6 +712,23 @@ class ClaimFailed(Exception):
     """A claim that does not hold: its text is the whole failure report."""
 
 
+class RefutedAsExpected(ClaimFailed):
+    """A claim declared ``expect="refuted"`` that is refuted: reported as pytest's xfail, its
+    reason the witness in one line (:func:`pytest_runtest_makereport`)."""
+
+    def __init__(self, text: str, *, reason: str) -> None:
+        super().__init__(text)
+        self.reason = reason
+
+
+def _summary(message: str) -> str:
+    """A verdict's message in one line for an xfail reason: its first line, long decimals cut to
+    eight digits after the point (``0.88079707...``; the replay command prints them all)."""
+    line = (message.strip().splitlines() or [""])[0]
+    line = re.sub(r"(\d+\.\d{8})\d+", r"\1...", line)
+    return f"refuted as expected: {line}" if line else "refuted as expected"
+
+
 def _aligned(labels: tuple[str, str], values: tuple[str, str]) -> tuple[str, ...]:
     """Two "label = value" lines with their "=" aligned."""
     width = max(len(label) for label in labels)
@@ -633,12 +751,15 @@ class ClaimItem(pytest.Item):
         expected = self.claim.expect
         self.user_properties += [("dpverify_status", result.status.value), ("dpverify_expect", expected),
                                  ("dpverify_scope", result.coverage["label"] if result.coverage else None)]
-        if (result.status.value == expected) if expected else result.status.passes:
+        if not expected and result.status.passes:
             return
         lines = [f"{result.status.value}: {self.spec.name}:{self.claim.id} ({self.claim.describe()})",
                  result.message]
-        if expected:
-            lines.insert(0, f"expected {expected}, got {result.status.value}")
+        as_expected = expected is not None and result.status.value == expected
+        if expected and not as_expected:
+            # a strict xfail that passed reads as pytest writes it; unknown or an error is a failure as any
+            xpass = "[XPASS(strict)] " if result.status.passes else ""
+            lines.insert(0, f"{xpass}expected {expected}, got {result.status.value}")
         if result.witness is not None and isinstance(result.witness.x, dict):  # a formula's counterexample
             w = result.witness
             lines += ["  at " + ", ".join(f"{k} = {v}" for k, v in w.x.items()), f"  lhs = {w.p}",
@@ -659,6 +780,8 @@ class ClaimItem(pytest.Item):
         replay = replay_command(relative(str(self.path)), self.spec.name, self.claim.id, result.params,
                                 spec_file.options())
         lines.append(f"replay: {replay}")
+        if as_expected:
+            raise RefutedAsExpected("\n".join(lines), reason=_summary(result.message))
         raise ClaimFailed("\n".join(lines))
 
     def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> str:
@@ -682,15 +805,15 @@ def _verdict(report: Any) -> Optional[tuple[str, Optional[str]]]:
 
 
 def pytest_report_teststatus(report: pytest.TestReport, config: pytest.Config) -> Any:
-    """The verdict of a passing claim in ``pytest -v``: ``PROVED``, ``VERIFIED`` or ``REFUTED (as
-    expected)``, instead of a ``PASSED`` that does not tell a proof from a grid check.  Failures,
-    the short letters and the outcome counts stay pytest's (tools parse ``FAILED <node id>``);
-    the "dpverify verdicts" section names every verdict."""
+    """The verdict of a passing claim in ``pytest -v``: ``PROVED``, ``VERIFIED`` or ``CONSISTENT``,
+    instead of a ``PASSED`` that does not tell a proof from a grid check.  Failures, xfails (a
+    claim refuted as expected), the short letters and the outcome counts stay pytest's (tools
+    parse ``FAILED <node id>``); the "dpverify verdicts" section names every verdict."""
     verdict = _verdict(report)
     if verdict is None or not report.passed:
         return None
-    status, expected = verdict
-    return "passed", ".", (status.upper() + (" (as expected)" if expected else "") + _scope(report), {"green": True})
+    status, _ = verdict
+    return "passed", ".", (status.upper() + _scope(report), {"green": True})
 
 
 def _scope(report: Any) -> str:

@@ -262,7 +262,7 @@ def test_pytest_shows_consistent_and_passes(pytester) -> None:
     """))
     result = pytester.runpytest("spec", "-v")
     result.assert_outcomes(passed=1)
-    result.stdout.fnmatch_lines(["*audit::conforms?eps=1? CONSISTENT*"])
+    result.stdout.fnmatch_lines(["*audit::conforms?eps_1? CONSISTENT*"])
 
 
 # -- a library that cannot be seeded ----------------------------------------------------------

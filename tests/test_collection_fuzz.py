@@ -148,7 +148,7 @@ def check_verdicts(layout: Layout) -> tuple[int, set[tuple]]:
     assert done.returncode in (0, 1), done.stdout + done.stderr
     document = json.loads(done.stdout)
     verdicts = {(s["path"], s["name"].replace(" ", "_"), c["id"],
-                 ",".join(f"{k}={v}".replace(" ", "") for k, v in p["params"].items()), p["status"])
+                 "-".join(f"{k}_{v}".replace(" ", "") for k, v in p["params"].items()), p["status"])
                 for s in document["specs"] for c in s["claims"] for p in c["points"]}
     return done.returncode, verdicts
 

@@ -27,8 +27,8 @@ def test_claims_become_items_and_refutations_show_witnesses(pytester) -> None:
     result = pytester.runpytest("spec", "-v")
     result.assert_outcomes(passed=2, failed=1)
     result.stdout.fnmatch_lines([
-        "*rr::private?eps=1/2? PROVED*",
-        "*halved::private?eps=1? FAILED*",
+        "*rr::private?eps_1/2? PROVED*",
+        "*halved::private?eps_1? FAILED*",
         "*refuted: halved:private*",
         "*P(output|X)  = 0.7310585786300048792511592418218362743651*",
         "*claimed epsilon 0.5000000000000000000000000000000000000000, achieved epsilon 1.000000000000000000000000000000000000000*",
@@ -47,22 +47,27 @@ def test_a_broken_spec_file_fails_with_its_location(pytester) -> None:
 
 def test_files_outside_spec_directories_are_collected_only_when_named(pytester) -> None:
     pytester.path.joinpath("rr.py").write_text(SPEC)
-    # a directory that is not a spec directory: its spec file is not checked, and the run says so
+    # a bare `pytest` in a directory that is not a spec directory: its spec file is not checked, and the
+    # run says so (given on the command line, the directory is collected: tests/test_pytest_conventions.py)
     result = pytester.runpytest()
     assert result.ret == pytest.ExitCode.INTERRUPTED, result.stdout.str()
     result.stdout.fnmatch_lines(["*rr.py declares dpverify specs, but its folder is not a spec folder*",
-                                 "*fix: run `pytest --dpverify-dir*"])
+                                 "*fix: name the folder on the command line (`pytest .`, or in testpaths), "
+                                 "run `pytest --dpverify-dir*"])
     pytester.runpytest("rr.py").assert_outcomes(passed=2, failed=1)
 
 
-def test_expected_refutations_pass_and_unexpected_holds_fail(pytester) -> None:
+def test_expected_refutations_xfail_and_unexpected_holds_fail_as_strict_xpasses(pytester) -> None:
     pytester.mkdir("spec")
     body = SPEC.replace("claims=[dp.private(eps / 2)]", "claims=[dp.private(eps / 2, expect='refuted')]")
     body = body.replace("claims=[dp.private(eps)]", "claims=[dp.private(eps, expect='refuted')]")
     pytester.path.joinpath("spec", "rr.py").write_text(body)
-    result = pytester.runpytest("spec")
-    result.assert_outcomes(passed=1, failed=2)
-    result.stdout.fnmatch_lines(["*expected refuted, got proved*"])
+    result = pytester.runpytest("spec", "-rxf")
+    result.assert_outcomes(xfailed=1, failed=2)
+    assert result.ret == pytest.ExitCode.TESTS_FAILED
+    result.stdout.fnmatch_lines(["*[[]XPASS(strict)[]] expected refuted, got proved*",
+                                 "XFAIL spec/rr.py::halved::private[[]eps_1[]] - refuted as expected: X=(0,) and X'=(1,)*",
+                                 "FAILED spec/rr.py::rr::private[[]eps_1/2[]] - [[]XPASS(strict)[]]*"])
 
 
 def test_a_density_witness_is_labelled_a_density(pytester) -> None:
@@ -108,16 +113,17 @@ def test_the_verdicts_are_shown_not_just_passed(pytester) -> None:
     pytester.mkdir("spec")
     pytester.path.joinpath("spec", "both.py").write_text(BOTH)
     result = pytester.runpytest("spec", "-v")
-    result.assert_outcomes(passed=4)
+    result.assert_outcomes(passed=3, xfailed=1)
+    assert result.ret == pytest.ExitCode.OK
     result.stdout.fnmatch_lines([
-        "*both.py::rr::private?eps=1? PROVED*",
-        "*both.py::branchy::private?eps=1? VERIFIED*",
-        "*both.py::halved::private?eps=1? REFUTED (as expected)*",
+        "*both.py::rr::private?eps_1? PROVED*",
+        "*both.py::branchy::private?eps_1? VERIFIED*",
+        "*both.py::halved::private?eps_1? XFAIL*",
         "*= dpverify verdicts =*",
         "4 claim points: 2 proved, 1 verified, 1 refuted",
         "proved  * spec/both.py::rr::private (2 points)",
-        "verified  * spec/both.py::branchy::private[[]eps=1[]]",
-        "refuted (as expected)  spec/both.py::halved::private[[]eps=1[]]",
+        "verified  * spec/both.py::branchy::private[[]eps_1[]]",
+        "refuted (as expected)  spec/both.py::halved::private[[]eps_1[]]",
     ])
     assert "PASSED" not in result.stdout.str()
     quiet = pytester.runpytest("spec", "-q")
@@ -129,8 +135,8 @@ def test_a_failing_claim_keeps_the_failed_word_and_is_listed_with_its_verdict(py
     pytester.mkdir("spec")
     pytester.path.joinpath("spec", "rr.py").write_text(SPEC)
     result = pytester.runpytest("spec", "-v", "-rf")
-    result.stdout.fnmatch_lines(["*halved::private?eps=1? FAILED*", "refuted  spec/rr.py::halved::private[[]eps=1[]]",
-                                 "FAILED spec/rr.py::halved::private[[]eps=1[]] - *"])
+    result.stdout.fnmatch_lines(["*halved::private?eps_1? FAILED*", "refuted  spec/rr.py::halved::private[[]eps_1[]]",
+                                 "FAILED spec/rr.py::halved::private[[]eps_1[]] - *"])
 
 
 PLUGIN_FLAGS = {"--precision": "--dpverify-precision", "--max-work": "--dpverify-max-work"}
@@ -211,7 +217,7 @@ def test_a_spec_named_like_a_test_module_is_checked_as_a_spec(pytester, name: st
     result = pytester.runpytest("spec", "-p", "no:cacheprovider")
     result.assert_outcomes(passed=2, failed=1)  # baseline: "no tests ran" or 0 failed, exit 0
     assert result.ret == pytest.ExitCode.TESTS_FAILED
-    result.stdout.fnmatch_lines([f"FAILED {name}::halved::private[[]eps=1[]]*"])
+    result.stdout.fnmatch_lines([f"FAILED {name}::halved::private[[]eps_1[]]*"])
     named = pytester.runpytest(name, "-p", "no:cacheprovider")  # named on the command line: the same
     named.assert_outcomes(passed=2, failed=1)
 
