@@ -208,3 +208,115 @@ def test_quiet_hides_the_progress_bar(tmp_path, monkeypatch) -> None:
     assert bars == []
     assert CliRunner().invoke(main, ["check", "rr.py"]).exit_code == 0
     assert bars == [1]  # the test sees a bar where there is one
+
+
+THREE = SPEC.replace("CLAIM", "eps), dp.private(eps / 2, id='half', expect='refuted'), dp.private(eps / 3, id='third'")
+
+
+def test_the_summary_counts_claims_and_points_with_expected_refutations_apart(tmp_path, monkeypatch) -> None:
+    (tmp_path / "rr.py").write_text(THREE)
+    monkeypatch.chdir(tmp_path)
+    result = CliRunner().invoke(main, ["check", "rr.py"])
+    assert result.exit_code == 1, result.output
+    lines = result.output.splitlines()
+    problem = lines.index("NOT AS EXPECTED: 1 claim refuted unexpectedly (each listed above)")
+    claims = lines.index("3 claims in 1 file: 1 refuted unexpectedly, 1 proved, 1 refuted as expected")
+    points = lines.index("6 claim points: 2 refuted unexpectedly, 2 proved, 2 refuted as expected")
+    assert problem < claims < points == len(lines) - 1  # the failure first, the counts last
+    assert sum("rr.py::rr" in line for line in lines) == 6  # rows name file and spec
+    # only the expected refutation: it holds, said as such, exit 0
+    (tmp_path / "rr.py").write_text(THREE.replace(", dp.private(eps / 3, id='third')", ""))
+    result = CliRunner().invoke(main, ["check", "rr.py"])
+    assert result.exit_code == 0, result.output
+    assert "NOT AS EXPECTED" not in result.output
+    assert result.output.splitlines()[-2:] == ["2 claims in 1 file: 1 proved, 1 refuted as expected",
+                                               "4 claim points: 2 proved, 2 refuted as expected"]
+
+
+def test_a_claim_expected_refuted_that_holds_is_said_first(tmp_path, monkeypatch) -> None:
+    result = run(tmp_path, monkeypatch, "eps, expect='refuted'")
+    assert result.exit_code == 1
+    table = CliRunner().invoke(main, ["check", "rr.py"])
+    assert "NOT AS EXPECTED: 1 claim not refuted (expected refuted)" in table.output, table.output
+    assert table.output.splitlines()[-2] == "1 claim in 1 file: 1 not refuted (expected refuted)"
+    doc = json.loads(result.output)
+    assert doc["totals"]["claims"]["expected_refuted_but_not"] == 1 and doc["exit_code"] == 1
+
+
+def test_progress_in_a_log_is_a_line_per_file_with_the_total_known_first(tmp_path) -> None:
+    """No terminal (a CI log): progress lines on stderr, the total of points before any file is done,
+    one line per file with its counts and seconds; stdout stays the JSON document; -q: nothing."""
+    import subprocess
+    import sys
+    (tmp_path / "a.py").write_text(THREE)
+    (tmp_path / "b.py").write_text(SPEC.replace("CLAIM", "eps"))
+    (tmp_path / "c_broken.py").write_text("import dpverify as dp\ns = dp.spec(undefined_name)\n")
+
+    def check(*flags: str) -> subprocess.CompletedProcess:
+        return subprocess.run([sys.executable, "-m", "dpverify", "check", ".", "--no-cache", "--jobs", "2", *flags],
+                              cwd=tmp_path, capture_output=True, text=True, timeout=300)
+    done = check("--json")
+    assert done.returncode == 2, done.stderr
+    assert json.loads(done.stdout)["totals"]["points"]["total"] == 8
+    lines = done.stderr.splitlines()
+    assert lines[0] == "dpverify: loading 3 spec files", lines
+    planned = next(i for i, line in enumerate(lines) if "claim points to check" in line)
+    assert re.fullmatch(r"dpverify: loaded 3 spec files in [0-9.]+ s: 8 claim points to check"
+                        r"( with 2 worker processes)?", lines[planned]), lines[planned]
+    per_file = {}
+    for line in lines:
+        found = re.fullmatch(r"dpverify: \[(\d)/3 files(, (\d+)/8 points)?, \d+:\d\d(, ~\d+:\d\d left)?\] "
+                             r"(\S+): (.*) \(([0-9.]+) s\)", line)
+        if found:
+            per_file[found.group(5)] = (found.group(6), lines.index(line))
+    assert set(per_file) == {"a.py", "b.py", "c_broken.py"}, lines
+    assert per_file["a.py"][0] == "6 points: 2 refuted unexpectedly, 2 proved, 2 refuted as expected"
+    assert per_file["b.py"][0] == "2 points: 2 proved"
+    assert per_file["c_broken.py"][0].startswith("ERROR: c_broken.py:2: the spec does not import")
+    assert per_file["a.py"][1] > planned and per_file["b.py"][1] > planned  # the total came first
+    table = check()
+    assert table.returncode == 2 and "claim points to check" in table.stderr  # also with the table
+    assert "dpverify:" not in table.stdout
+    quiet = check("--json", "-q")
+    assert quiet.returncode == 2 and quiet.stderr == "", quiet.stderr
+
+
+def test_a_silent_log_gets_a_heartbeat() -> None:
+    """After HEARTBEAT seconds without a line, a line says what is still being checked (or loaded)."""
+    import io
+    import time
+
+    from dpverify.report.progress import Lines
+    now = [100.0]
+    stream = io.StringIO()
+    lines = Lines(stream, clock=lambda: now[0], heartbeat=5.0, jobs=2)
+    lines.loading("a.py", 0, 2)
+    lines.loading("slow.py", 1, 2)
+    now[0] += 6
+    lines.tick()
+    assert stream.getvalue().splitlines()[-1] == "dpverify: [0/2 files, 0:06] still loading a.py (6 s), slow.py (6 s)"
+    lines.loaded("a.py", 4)
+    lines.loaded("slow.py", 30)
+    lines.planned([("a.py", 4), ("slow.py", 30)])
+    lines.started("a.py")
+    lines.started("slow.py")
+    for _ in range(4):
+        lines.point("a.py", "rr:private")
+    lines.finished("a.py", [], 1.0)
+    written = len(stream.getvalue().splitlines())
+    now[0] += 4
+    lines.tick()  # 4 s of silence: nothing yet
+    assert len(stream.getvalue().splitlines()) == written
+    now[0] += 2
+    lines.point("slow.py", "s:c")
+    lines.tick()
+    last = stream.getvalue().splitlines()[-1]
+    assert last.startswith("dpverify: [1/2 files, 5/34 points, 0:12, ~") and \
+        last.endswith("still checking slow.py (1/30 points, 6 s)"), last
+    # loading in this process (a filtered run): a thread keeps the log alive while this process is busy
+    stream = io.StringIO()
+    busy = Lines(stream, heartbeat=0.2)
+    busy.loading("spec/accounting/slow.py", 0, 1, here=True)
+    time.sleep(1.5)
+    busy.close()
+    assert "still loading spec/accounting/slow.py" in stream.getvalue(), stream.getvalue()
