@@ -135,7 +135,7 @@ def analyse(program: Callable[..., Any], records: tuple) -> Proof:
     code = program.__code__
     if code.co_argcount < 1:
         raise Refused(f"{code.co_name} takes its dataset through *args")
-    analysis.function(program, {code.co_varnames[0]}, cells={})
+    analysis.code(code, program.__globals__, {code.co_varnames[0]}, frozenset())
     return analysis.proof
 
 
@@ -166,12 +166,14 @@ class _Analysis:
 
     # ----- functions that receive the data -----
 
-    def function(self, fn: types.FunctionType, tainted: set[str], cells: dict) -> None:
-        code = fn.__code__
-        self.code(code, fn.__globals__, tainted, fn.__closure__)
-
-    def code(self, code: types.CodeType, scope: dict, tainted: set[str], closure: Any) -> None:
-        key = (code, frozenset(tainted))
+    def code(self, code: types.CodeType, scope: dict, tainted: set[str], plain_names: frozenset) -> None:
+        """Analyse ``code`` with the names ``tainted`` bound to the data and ``plain_names`` known to hold
+        plain exact values whenever it runs with the data (never rebound in it)."""
+        ins = list(dis.get_instructions(code))
+        stored = {x.argval for x in ins if x.opname in ("STORE_FAST", "STORE_DEREF", "DELETE_FAST", "DELETE_DEREF")}
+        stored |= _nested_stores(code)  # a nested function's nonlocal assignment rebinds a cell of this code
+        plain_names = frozenset(plain_names - stored)
+        key = (code, frozenset(tainted), plain_names)
         if key in self.done:
             return
         self.done.add(key)
@@ -182,45 +184,49 @@ class _Analysis:
             raise Refused(f"{where} is a generator or coroutine")
         if code.co_exceptiontable:
             raise Refused(f"{where} has try/except or with (an exception could show the order)")
-        ins = list(dis.get_instructions(code))
         for instr in ins:
             if instr.opname in ("LOAD_ATTR", "LOAD_METHOD", "LOAD_GLOBAL", "LOAD_NAME", "IMPORT_NAME",
                                 "IMPORT_FROM", "STORE_ATTR"):
                 name = instr.argval
                 if name in _FORBIDDEN_NAMES or (instr.opname != "LOAD_GLOBAL" and str(name).startswith("__")):
                     raise Refused(f"{where} uses {name!r} (it could reach the data around its name)")
-            if instr.opname in ("STORE_FAST", "STORE_DEREF", "DELETE_FAST", "DELETE_DEREF") \
-                    and instr.argval in tainted:
-                raise Refused(f"{where} rebinds {instr.argval!r}")
+        rebound = tainted & stored
+        if rebound:
+            raise Refused(f"{where} rebinds {sorted(rebound)[0]!r}")
+        context = _Context(code, scope, tainted, plain_names, ins)
         for i, instr in enumerate(ins):
             if instr.opname in ("LOAD_FAST", "LOAD_DEREF", "LOAD_CLOSURE", "LOAD_NAME") and instr.argval in tainted:
-                self.use(ins, i, code, scope, tainted, closure)
+                self.use(context, i)
 
-    def use(self, ins: list, i: int, code: types.CodeType, scope: dict, tainted: set[str], closure: Any) -> None:
-        where, name = code.co_name, ins[i].argval
+    def use(self, cx: "_Context", i: int) -> None:
+        ins, where, name = cx.ins, cx.code.co_name, cx.ins[i].argval
         if ins[i].opname == "LOAD_NAME":
             raise Refused(f"{where} reads {name!r} by name")
         if ins[i].opname == "LOAD_CLOSURE":
-            return self.captured(ins, i, code, scope, tainted)
+            return self.captured(cx, i)
         after = [x.opname for x in ins[i + 1:i + 6]]
         # sum(<comprehension over data>)
         if after[:5] == ["GET_ITER", "PRECALL", "CALL", "PRECALL", "CALL"] and ins[i + 2].arg == 0 \
                 and ins[i + 3].arg == 0 and ins[i + 4].arg == 1 and ins[i + 5].arg == 1:
-            return self.comprehension(ins, i, code, scope, tainted)
+            return self.comprehension(cx, i)
         # builtin(data)
         if i >= 1 and after[:2] == ["PRECALL", "CALL"] and ins[i + 1].arg == 1 and ins[i + 2].arg == 1 \
                 and ins[i - 1].opname == "LOAD_GLOBAL" and ins[i - 1].arg & 1 \
                 and ins[i - 1].argval in _ON_DATA:
             fn = ins[i - 1].argval
-            self.builtin(scope, fn, where)
+            self.builtin(cx.scope, fn, where)
             if fn == "sum" and not self._numbers:
                 raise Refused("sum(data) over records that are not all ints, bools or Fractions")
             if fn in ("sorted", "min", "max") and not self.ordered():
                 raise Refused(f"{fn}(data) over records that < does not order strictly and totally")
             self.proof.uses.append(f"{fn}(data) in {where}")
             return None
+        # score.on(data) straight into dp.exponential
+        if i >= 2 and after[:2] == ["PRECALL", "CALL"] and ins[i + 1].arg == 1 and ins[i + 2].arg == 1 \
+                and ins[i - 1].opname == "LOAD_METHOD" and ins[i - 1].argval == "on":
+            return self.bound(cx, i)
         # f(..., data, ...)
-        return self.argument(ins, i, code, scope, tainted)
+        return self.argument(cx, i)
 
     def builtin(self, scope: dict, name: str, where: str) -> None:
         if name in scope:
@@ -232,14 +238,14 @@ class _Analysis:
         self.proof.bindings.append((scope, name, _MISSING))  # must stay unshadowed
         self.proof.bindings.append((table, name, _ORIGINAL[name]))
 
-    def comprehension(self, ins: list, i: int, code: types.CodeType, scope: dict, tainted: set[str]) -> None:
-        where = code.co_name
+    def comprehension(self, cx: "_Context", i: int) -> None:
+        ins, where, tainted = cx.ins, cx.code.co_name, cx.tainted
         if ins[i - 1].opname != "MAKE_FUNCTION" or ins[i - 1].arg not in (0, 8) or ins[i - 2].opname != "LOAD_CONST":
             raise Refused(f"{where} iterates the data other than in sum(...)")
         inner = ins[i - 2].argval
         if not isinstance(inner, types.CodeType) or inner.co_name not in _NESTED:
             raise Refused(f"{where} iterates the data other than in sum(...)")
-        start = i - 2
+        start, captured = i - 2, []
         if ins[i - 1].arg == 8:
             if ins[i - 3].opname != "BUILD_TUPLE":
                 raise Refused(f"{where}: an unexpected comprehension")
@@ -253,34 +259,124 @@ class _Analysis:
         head = ins[start - 1] if start >= 1 else None
         if head is None or head.opname != "LOAD_GLOBAL" or not head.arg & 1 or head.argval != "sum":
             raise Refused(f"{where} iterates the data other than in sum(...)")
-        self.builtin(scope, "sum", where)
-        self.pure(inner, scope, kind=inner.co_name)
-        self.proof.watched[inner] = tuple(inner.co_freevars)
+        self.builtin(cx.scope, "sum", where)
+        self.pure(inner, cx.scope, kind=inner.co_name)
+        unknown = tuple(x.argval for x in captured if x.argval not in cx.plain)
+        if unknown:  # free variables not known plain: checked when it runs
+            self.proof.watched[inner] = unknown
         self.proof.uses.append(f"sum({inner.co_name[1:-1]} of a pure term) in {where}")
 
-    def captured(self, ins: list, i: int, code: types.CodeType, scope: dict, tainted: set[str]) -> None:
-        where = code.co_name
+    def captured(self, cx: "_Context", i: int) -> None:
+        ins, where, tainted = cx.ins, cx.code.co_name, cx.tainted
+        first = i
+        while first >= 1 and ins[first - 1].opname == "LOAD_CLOSURE":
+            first -= 1
         j = i
         while j < len(ins) and ins[j].opname == "LOAD_CLOSURE":
             j += 1
         if j + 2 >= len(ins) or ins[j].opname != "BUILD_TUPLE" or ins[j + 1].opname != "LOAD_CONST" \
-                or ins[j + 2].opname != "MAKE_FUNCTION" or not ins[j + 2].arg & 8:
+                or ins[j + 2].opname != "MAKE_FUNCTION" or ins[j + 2].arg != 8 or ins[j].arg != j - first:
             raise Refused(f"{where} captures the data in an unexpected way")
         inner = ins[j + 1].argval
-        if not isinstance(inner, types.CodeType):
-            raise Refused(f"{where} captures the data in an unexpected way")
-        if inner.co_name in _NESTED:
-            raise Refused(f"{where}: a comprehension captures the data")
-        names = {x.argval for x in ins[j - ins[j].arg:j]}
+        if not isinstance(inner, types.CodeType) or inner.co_name in _NESTED:
+            raise Refused(f"{where}: a comprehension or unexpected code captures the data")
+        names = {x.argval for x in ins[first:j]}
         inner_tainted = {n for n in inner.co_freevars if n in tainted and n in names}
-        if ins[j + 2].arg & ~8:
-            raise Refused(f"{where}: a nested function with defaults or annotations captures the data")
-        self.code(inner, scope, inner_tainted, None)
+        plain_names = {n for n in inner.co_freevars if n in cx.plain and n in names}
+        if inner.co_argcount >= 1 and self.score_of_exponential(cx, first, j + 2):
+            plain_names.add(inner.co_varnames[0])  # called with the candidates only, plain values
+        self.code(inner, cx.scope, inner_tainted, frozenset(plain_names))
         self.proof.uses.append(f"a closure ({inner.co_name}) in {where}")
 
-    def argument(self, ins: list, i: int, code: types.CodeType, scope: dict, tainted: set[str]) -> None:
+    def score_of_exponential(self, cx: "_Context", first: int, made: int) -> bool:
+        """Whether the value built from ``ins[first]`` to ``ins[made]`` is the score argument of a call
+        ``dp.exponential(CANDIDATES, <it>, ...)`` (or ``exponential(...)``) whose candidates are a plain
+        constant or module-level plain value: the score then runs on plain candidates only."""
+        ins = cx.ins
+        if first < 3:
+            return False
+        candidates = ins[first - 1]
+        if candidates.opname == "LOAD_CONST":
+            if not plain(candidates.argval):
+                return False
+        elif candidates.opname == "LOAD_GLOBAL" and not candidates.arg & 1:
+            value = cx.scope.get(candidates.argval, _MISSING)
+            if value is _MISSING or not plain(value):
+                return False
+            self.proof.bindings.append((cx.scope, candidates.argval, value))
+        else:
+            return False
+        if not self.is_exponential(cx, first - 2):
+            return False
+        above, kw = 0, 0
+        for instr in ins[made + 1:]:
+            op = instr.opname
+            if op in ("LOAD_FAST", "LOAD_CONST", "LOAD_DEREF"):
+                above += 1
+            elif op == "LOAD_GLOBAL":
+                above += 2 if instr.arg & 1 else 1
+            elif op in ("LOAD_ATTR", "PRECALL", "UNARY_NEGATIVE", "UNARY_NOT", "UNARY_INVERT", "NOP"):
+                pass
+            elif op == "LOAD_METHOD":
+                above += 1
+            elif op == "BINARY_OP":
+                above -= 1
+            elif op == "BUILD_TUPLE":
+                above -= instr.arg - 1
+            elif op == "KW_NAMES":
+                kw = len(cx.code.co_consts[instr.arg])
+            elif op == "CALL":
+                if above >= instr.arg + 2:
+                    above -= instr.arg + 1
+                    kw = 0
+                    continue
+                return instr.arg == above + 2 and kw <= above
+            else:
+                return False
+            if above < 0:
+                return False
+        return False
+
+    def is_exponential(self, cx: "_Context", at: int) -> bool:
+        """Whether ``ins[at]`` (with what precedes it) pushes dpverify's ``exponential`` after a NULL."""
+        from ...dsl import primitives  # noqa: PLC0415
+        ins = cx.ins
+        instr = ins[at]
+        if instr.opname == "LOAD_GLOBAL" and instr.arg & 1:
+            value = cx.scope.get(instr.argval, _MISSING)
+            if value is primitives.exponential:
+                self.proof.bindings.append((cx.scope, instr.argval, value))
+                return True
+            return False
+        if instr.opname == "LOAD_ATTR" and instr.argval == "exponential" and at >= 1 \
+                and ins[at - 1].opname == "LOAD_GLOBAL" and ins[at - 1].arg & 1:
+            module = cx.scope.get(ins[at - 1].argval, _MISSING)
+            if isinstance(module, types.ModuleType) and module.__dict__.get("exponential") is primitives.exponential:
+                self.proof.bindings.append((cx.scope, ins[at - 1].argval, module))
+                self.proof.bindings.append((module.__dict__, "exponential", primitives.exponential))
+                return True
+        return False
+
+    def bound(self, cx: "_Context", i: int) -> None:
+        """``score.on(data)`` as the score argument of ``dp.exponential(CANDIDATES, score.on(data), ...)``:
+        the bound score (which holds the records in the order given) reaches the primitive only, and the
+        primitive reads it through the query, whose terms must be pure and exact."""
+        ins, where = cx.ins, cx.code.co_name
+        holder = ins[i - 2]
+        if holder.opname != "LOAD_GLOBAL" or holder.arg & 1:
+            raise Refused(f"{where}: .on(data) of something other than a module-level query")
+        query = cx.scope.get(holder.argval, _MISSING)
+        if not _is_query(query):
+            raise Refused(f"{where}: .on(data) of {holder.argval!r}, not a dpverify query")
+        self.proof.bindings.append((cx.scope, holder.argval, query))
+        if not self.score_of_exponential(cx, i - 2, i + 2):
+            raise Refused(f"{where}: {holder.argval}.on(data) is not passed straight to dp.exponential with "
+                          "plain candidates")
+        self.query(query, 0, holder.argval, where, candidate_plain=True, bound=True)
+
+    def argument(self, cx: "_Context", i: int) -> None:
         """``f(a, data, b)``: f a module-level name, every argument one simple load."""
-        where = code.co_name
+        ins, where, tainted, scope = cx.ins, cx.code.co_name, cx.tainted, cx.scope
         j = i
         while j >= 1 and (ins[j - 1].opname in _SIMPLE_LOADS
                           or (ins[j - 1].opname == "LOAD_GLOBAL" and not ins[j - 1].arg & 1)):
@@ -300,23 +396,40 @@ class _Analysis:
         if any(ins[p].opname in ("LOAD_FAST", "LOAD_DEREF") and ins[p].argval in tainted
                for p in range(j, k + 1) if p != i):
             raise Refused(f"{where} passes the data twice to one call")
+        plain_args = [self.plain_load(cx, ins[p]) for p in range(j, k + 1)]
         name = head.argval
         target = scope.get(name, _MISSING)
         if target is _MISSING:
             raise Refused(f"{where} passes the data to {name!r}, which is not a module-level name")
         self.proof.bindings.append((scope, name, target))
         if _is_query(target):
-            self.query(target, position, name, where)
+            self.query(target, position, name, where, candidate_plain=all(plain_args[1:]) and count <= 2)
             return
         if type(target) is not types.FunctionType:
             raise Refused(f"{where} passes the data to {name!r}, a {type(target).__name__}")
         inner = target.__code__
-        if position >= inner.co_argcount:
+        if count > inner.co_argcount or inner.co_flags & 0x04:
             raise Refused(f"{where} passes the data to {name!r} beyond its positional parameters")
-        self.function(target, {inner.co_varnames[position]}, cells={})
+        plain_names = {inner.co_varnames[p] for p in range(count) if plain_args[p]}
+        plain_names |= {n for n, c in zip(inner.co_freevars, target.__closure__ or ()) if plain(_cell(c))}
+        self.code(inner, target.__globals__, {inner.co_varnames[position]}, frozenset(plain_names))
         self.proof.uses.append(f"{name}(data) in {where}")
 
-    def query(self, query: Any, position: int, name: str, where: str) -> None:
+    def plain_load(self, cx: "_Context", instr: Any) -> bool:
+        """Whether a simple load pushes a plain exact value whenever this code runs with the data."""
+        if instr.opname == "LOAD_CONST":
+            return plain(instr.argval)
+        if instr.opname in ("LOAD_FAST", "LOAD_DEREF"):
+            return instr.argval in cx.plain
+        if instr.opname == "LOAD_GLOBAL" and not instr.arg & 1:
+            value = cx.scope.get(instr.argval, _MISSING)
+            if value is not _MISSING and plain(value):
+                self.proof.bindings.append((cx.scope, instr.argval, value))
+                return True
+        return False
+
+    def query(self, query: Any, position: int, name: str, where: str, candidate_plain: bool,
+              bound: bool = False) -> None:
         from ...dsl.queries import Linear  # noqa: PLC0415
         if position != 0 or type(query) is not Linear:
             raise Refused(f"{where} passes the data to the query {name!r}, not a sum of record terms "
@@ -325,15 +438,19 @@ class _Analysis:
             fn = term.fn
             if type(fn) is not types.FunctionType:
                 raise Refused(f"the record term of {name!r} is a {type(fn).__name__}")
-            self.pure_function(fn)
+            self.pure_function(fn, watched=not candidate_plain)
         if not plain(query.const) or not plain(query.coef):
             raise Refused(f"the query {name!r} has an inexact constant")
-        self.proof.uses.append(f"the query {name}(data) in {where}")
+        self.proof.uses.append(f"the query {name}{'.on' if bound else ''}(data) in {where}")
 
     # ----- pure and exact code -----
 
-    def pure_function(self, fn: types.FunctionType) -> None:
+    def pure_function(self, fn: types.FunctionType, watched: bool = False) -> None:
+        """A function called with plain exact arguments inside pure code (or, ``watched``, with arguments
+        that must be checked plain when it runs, as a query's term called with a candidate)."""
         code = fn.__code__
+        if watched:
+            self.proof.watched[code] = tuple(code.co_varnames[:code.co_argcount]) + tuple(code.co_freevars)
         if code in self.pure_done:
             return
         if code.co_flags & (0x04 | 0x08):
@@ -345,7 +462,6 @@ class _Analysis:
         if fn.__kwdefaults__:
             raise Refused(f"{code.co_name} has keyword-only defaults")
         self.pure(code, fn.__globals__, kind="function")
-        self.proof.watched[code] = tuple(code.co_varnames[:code.co_argcount]) + tuple(code.co_freevars)
 
     def pure(self, code: types.CodeType, scope: dict, kind: str) -> None:
         """Refuse unless ``code`` is pure and exact given plain exact inputs (see the module docstring)."""
@@ -399,6 +515,26 @@ class _Analysis:
             return
         if instr.arg & 1 or not plain(value):
             raise Refused(f"{where} uses {name!r} (a {type(value).__name__}) in a per-record term")
+
+
+@dataclass
+class _Context:
+    code: types.CodeType
+    scope: dict
+    tainted: set
+    plain: frozenset
+    ins: list
+
+
+def _nested_stores(code: types.CodeType) -> set:
+    """Names that code nested in ``code`` (at any depth) assigns or deletes as free variables."""
+    found: set = set()
+    for const in code.co_consts:
+        if isinstance(const, types.CodeType):
+            found |= {x.argval for x in dis.get_instructions(const)
+                      if x.opname in ("STORE_DEREF", "DELETE_DEREF") and x.argval in const.co_freevars}
+            found |= _nested_stores(const)
+    return found
 
 
 def _is_query(value: Any) -> bool:
