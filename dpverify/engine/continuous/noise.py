@@ -119,13 +119,14 @@ class NoiseState:
                 d, greater = -d, not greater
             current = self.edges.get((i, j))
             if current is None:
-                if self._find(i) == self._find(j):
+                root_i, root_j = self._find(i), self._find(j)
+                if root_i == root_j:
                     raise SpecError("the comparisons between noisy values form a cycle, which exact integration "
                                     "does not support",
                                     "compare each noisy value with one running value (noisy max) or with one "
                                     "noisy threshold (sparse vector), as the standard mechanisms do")
                 chosen = self._branch(FULL, d, greater)
-                self.root[self._find(i)] = self._find(j)
+                self.root[root_i] = root_j  # (_branch does not touch the forest)
             else:
                 chosen = self._branch(current, d, greater)
             self.edges[(i, j)] = chosen[0]
@@ -145,9 +146,10 @@ class NoiseState:
                             "exponential noise only",
                             "use dp.laplace for noise that the mechanism compares; Gaussian noise is supported "
                             "for released values")
-        symbolic = getattr(noise.scale, "free_symbols", None) and isinstance(noise.centre, Fraction)
-        if not noise.rational and not symbolic:  # symbolic scales are integrated at the end, if they can be
-            raise _not_rational(noise)
+        if not noise.rational:  # symbolic scales are integrated at the end, if they can be
+            symbolic = getattr(noise.scale, "free_symbols", None) and isinstance(noise.centre, Fraction)
+            if not symbolic:
+                raise _not_rational(noise)
         self.comparable.add(value.var)
 
     def _branch(self, current: Interval, d: Fraction, greater: bool) -> tuple[Interval, bool]:

@@ -187,10 +187,6 @@ def _record(state: Optional[NoiseState], output: Any, session: Session, template
     return tuple(state.variables), tuple(state.unary), dict(state.edges), output
 
 
-def _same_fraction(x: Any, y: Fraction) -> bool:
-    return x is y or (type(x) is Fraction and x.numerator == y.numerator and x.denominator == y.denominator)
-
-
 def same_laws(variables: list, template: tuple) -> bool:
     """Whether ``variables`` have exactly the laws of ``template`` (Laplace or exponential noise whose
     centres and scales are Fractions, as :func:`_record` checked): the same kinds, and centres and scales
@@ -201,8 +197,13 @@ def same_laws(variables: list, template: tuple) -> bool:
     for noise, known in zip(variables, template):
         if noise is known:
             continue
-        if noise.kind != known.kind or not _same_fraction(noise.centre, known.centre) \
-                or not _same_fraction(noise.scale, known.scale):
+        if noise.kind != known.kind:
+            return False
+        x, y = noise.centre, known.centre  # (inline: every draw of every path)
+        if x is not y and (type(x) is not Fraction or x.numerator != y.numerator or x.denominator != y.denominator):
+            return False
+        x, y = noise.scale, known.scale
+        if x is not y and (type(x) is not Fraction or x.numerator != y.numerator or x.denominator != y.denominator):
             return False
     return True
 
