@@ -166,13 +166,17 @@ class _Analysis:
 
     # ----- functions that receive the data -----
 
-    def code(self, code: types.CodeType, scope: dict, tainted: set[str], plain_names: frozenset) -> None:
+    def code(self, code: types.CodeType, scope: dict, tainted: set[str], plain_names: frozenset,
+             over_plain: bool = False) -> None:
         """Analyse ``code`` with the names ``tainted`` bound to the data and ``plain_names`` known to hold
-        plain exact values whenever it runs with the data (never rebound in it)."""
+        plain exact values whenever it runs with the data (never rebound in it).  ``over_plain``: ``code``
+        is a comprehension iterating a plain value (its loop variables are plain, its order fixed)."""
         ins = list(dis.get_instructions(code))
-        stored = {x.argval for x in ins if x.opname in ("STORE_FAST", "STORE_DEREF", "DELETE_FAST", "DELETE_DEREF")}
-        stored |= _nested_stores(code)  # a nested function's nonlocal assignment rebinds a cell of this code
-        plain_names = frozenset(plain_names - stored)
+        writes = [x.argval for x in ins if x.opname in ("STORE_FAST", "STORE_DEREF", "DELETE_FAST", "DELETE_DEREF")]
+        stored = set(writes) | _nested_stores(code)  # a nested nonlocal assignment rebinds a cell of this code
+        loop = _loop_targets(ins) if over_plain else set()
+        plain_names = frozenset((plain_names - stored) | {n for n in loop if writes.count(n) == 1
+                                                          and n not in _nested_stores(code)})
         key = (code, frozenset(tainted), plain_names)
         if key in self.done:
             return
@@ -180,7 +184,7 @@ class _Analysis:
         if len(self.done) > MAX_FUNCTIONS:
             raise Refused("too many functions receive the data")
         where = code.co_name
-        if code.co_flags & (0x20 | 0x80 | 0x100 | 0x200):  # generator, coroutine, iterable coroutine, async gen
+        if code.co_flags & (0x80 | 0x100 | 0x200) or (code.co_flags & 0x20 and not over_plain):
             raise Refused(f"{where} is a generator or coroutine")
         if code.co_exceptiontable:
             raise Refused(f"{where} has try/except or with (an exception could show the order)")
@@ -220,6 +224,13 @@ class _Analysis:
             if fn in ("sorted", "min", "max") and not self.ordered():
                 raise Refused(f"{fn}(data) over records that < does not order strictly and totally")
             self.proof.uses.append(f"{fn}(data) in {where}")
+            return None
+        # data.count(x), x plain
+        if len(after) >= 4 and after[0] == "LOAD_METHOD" and ins[i + 1].argval == "count" \
+                and after[2:4] == ["PRECALL", "CALL"] and ins[i + 3].arg == 1 and ins[i + 4].arg == 1:
+            if not self.plain_load(cx, ins[i + 2]):
+                raise Refused(f"{where} counts a value in the data that is not known plain")
+            self.proof.uses.append(f"data.count(...) in {where}")
             return None
         # score.on(data) straight into dp.exponential
         if i >= 2 and after[:2] == ["PRECALL", "CALL"] and ins[i + 1].arg == 1 and ins[i + 2].arg == 1 \
@@ -278,11 +289,18 @@ class _Analysis:
                 or ins[j + 2].opname != "MAKE_FUNCTION" or ins[j + 2].arg != 8 or ins[j].arg != j - first:
             raise Refused(f"{where} captures the data in an unexpected way")
         inner = ins[j + 1].argval
-        if not isinstance(inner, types.CodeType) or inner.co_name in _NESTED:
-            raise Refused(f"{where}: a comprehension or unexpected code captures the data")
+        if not isinstance(inner, types.CodeType):
+            raise Refused(f"{where}: unexpected code captures the data")
         names = {x.argval for x in ins[first:j]}
         inner_tainted = {n for n in inner.co_freevars if n in tainted and n in names}
         plain_names = {n for n in inner.co_freevars if n in cx.plain and n in names}
+        if inner.co_name in _NESTED:  # a comprehension over a plain value that uses the data inside
+            if j + 6 >= len(ins) or not self.plain_load(cx, ins[j + 3]) or ins[j + 4].opname != "GET_ITER" \
+                    or ins[j + 5].opname != "PRECALL" or ins[j + 6].opname != "CALL" or ins[j + 6].arg != 0:
+                raise Refused(f"{where}: a comprehension that captures the data iterates a value not known plain")
+            self.code(inner, cx.scope, inner_tainted, frozenset(plain_names), over_plain=True)
+            self.proof.uses.append(f"a {inner.co_name[1:-1]} over a plain value in {where}")
+            return
         if inner.co_argcount >= 1 and self.score_of_exponential(cx, first, j + 2):
             plain_names.add(inner.co_varnames[0])  # called with the candidates only, plain values
         self.code(inner, cx.scope, inner_tainted, frozenset(plain_names))
@@ -524,6 +542,21 @@ class _Context:
     tainted: set
     plain: frozenset
     ins: list
+
+
+def _loop_targets(ins: list) -> set:
+    """The names a comprehension's loop binds right after its FOR_ITER (directly or by unpacking)."""
+    for k, instr in enumerate(ins):
+        if instr.opname == "FOR_ITER":
+            nxt = ins[k + 1]
+            if nxt.opname in ("STORE_FAST", "STORE_DEREF"):
+                return {nxt.argval}
+            if nxt.opname == "UNPACK_SEQUENCE":
+                targets = ins[k + 2:k + 2 + nxt.arg]
+                if all(t.opname in ("STORE_FAST", "STORE_DEREF") for t in targets):
+                    return {t.argval for t in targets}
+            return set()
+    return set()
 
 
 def _nested_stores(code: types.CodeType) -> set:
