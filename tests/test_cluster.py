@@ -12,7 +12,7 @@ import textwrap
 import pytest
 
 distributed = pytest.importorskip("distributed", reason="Dask's distributed is not installed "
-                                                        "(pip install 'dpverify[cluster]'; dev includes it)")
+                                                        "(pip install -e '.[cluster]'; dev includes it)")
 
 import dpverify as dp  # noqa: E402
 from dpverify.engine.execution import cluster_laws, executor

@@ -11,7 +11,7 @@ from fractions import Fraction
 import pytest
 
 distributed = pytest.importorskip("distributed", reason="Dask's distributed is not installed "
-                                                        "(pip install 'dpverify[cluster]'; dev includes it)")
+                                                        "(pip install -e '.[cluster]'; dev includes it)")
 
 import dpverify as dp  # noqa: E402
 from dpverify.engine.execution import cluster_laws, cluster_sums, executor

@@ -65,7 +65,7 @@ class DaskExecutor:
             from distributed import Client
         except ImportError:
             raise SpecError(f"--scheduler {address} needs Dask's distributed package",
-                            'install it: pip install "dpverify[cluster]"') from None
+                            'install it from the dpverify checkout: pip install -e ".[cluster]"') from None
         self.address = address
         try:
             self.client = Client(address, set_as_default=False, timeout=timeout)
