@@ -80,6 +80,10 @@ class Progress:
     def loaded(self, path: str, points: int) -> None:
         pass
 
+    def busy(self, what: Optional[str]) -> None:
+        """This process is busy with ``what`` (no :meth:`tick` until ``busy(None)``), e.g. importing
+        libraries while workers load."""
+
     def planned(self, plan: list[tuple[str, int]]) -> None:
         pass
 
@@ -109,6 +113,11 @@ class _Hooks(Progress):
 
     def loaded(self, path: str, points: int) -> None:
         self.progress.loaded(path, points)
+
+    def busy(self, what: Optional[str]) -> None:
+        busy = getattr(self.progress, "busy", None)
+        if busy is not None:
+            busy(what)
 
     def planned(self, plan: list[tuple[str, int]]) -> None:
         self.progress.planned(plan)
@@ -321,11 +330,15 @@ def _load_and_check(files: list[Path], options: Options, jobs: int, cache: Optio
     shown = [relative(str(path)) for path in files]
 
     def waiting() -> None:
-        if while_waiting is not None:
-            while_waiting()
-        _prefetch(files[jobs:])
-        if cache is not None:
-            cache.prime()  # the workers forked from now on inherit the digests of the prefetched libraries
+        hooks.busy("importing the libraries the spec files use")
+        try:
+            if while_waiting is not None:
+                while_waiting()
+            _prefetch(files[jobs:])
+            if cache is not None:
+                cache.prime()  # the workers forked from now on inherit the digests of the prefetched libraries
+        finally:
+            hooks.busy(None)
 
     def busy() -> int:
         return sum(1 for r in workers if state[r] != "parked")

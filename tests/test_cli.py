@@ -320,3 +320,11 @@ def test_a_silent_log_gets_a_heartbeat() -> None:
     time.sleep(1.5)
     busy.close()
     assert "still loading spec/accounting/slow.py" in stream.getvalue(), stream.getvalue()
+    # this process busy importing libraries while workers load: the same thread, stopped before it forks again
+    stream = io.StringIO()
+    importing = Lines(stream, heartbeat=0.2)
+    importing.busy("importing the libraries the spec files use")
+    time.sleep(1.5)
+    importing.busy(None)
+    assert importing._thread is None
+    assert "still importing the libraries the spec files use" in stream.getvalue(), stream.getvalue()

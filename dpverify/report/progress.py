@@ -99,6 +99,7 @@ class Lines:
         self.loading_path: Optional[str] = None
         self.loading_since = self.last
         self.loads: dict[str, float] = {}  # files workers are loading, since when
+        self.busy_with: Optional[str] = None  # what this process is doing while it cannot tick
         self._stop: Optional[threading.Event] = None
         self._thread: Optional[threading.Thread] = None
 
@@ -130,21 +131,51 @@ class Lines:
             self.state.planned[path] = points
             self.state.points += points
 
+    def busy(self, what: Optional[str]) -> None:
+        """This process is busy (``what``) and cannot tick: a thread keeps the log alive until ``busy(None)``
+        (called before this process forks again)."""
+        if what is None:
+            self.close()
+            self.busy_with = None
+            return
+        self.busy_with = what
+        self._start_heartbeat()
+
     def _start_heartbeat(self) -> None:
-        if self.heartbeat <= 0:
+        if self.heartbeat <= 0 or self._thread is not None:
             return
         self._stop = threading.Event()
 
         def beat() -> None:
             assert self._stop is not None
-            while not self._stop.wait(min(1.0, self.heartbeat)):
-                with self.lock:
-                    quiet = self.state.clock() - self.last
-                    path, since = self.loading_path, self.loading_since
-                if quiet >= self.heartbeat and path is not None:
-                    self.write(f"still loading {path} ({self.state.clock() - since:.0f} s)")
+            while not self._stop.wait(min(1.0, self.heartbeat / 2)):
+                self._beat()
         self._thread = threading.Thread(target=beat, name="dpverify-progress", daemon=True)
         self._thread.start()
+
+    def _beat(self) -> None:
+        """The heartbeat line, when :data:`HEARTBEAT` seconds passed without a line: what is still being
+        checked, loaded, or done here."""
+        now = self.state.clock()
+        with self.lock:
+            if now - self.last < self.heartbeat:
+                return
+            loads = dict(self.loads)
+            if self.loading_path is not None:
+                loads[self.loading_path] = self.loading_since
+            running = {path: list(entry) for path, entry in self.state.running.items()}
+            busy = self.busy_with
+        if running:
+            text = "still checking " + ", ".join(
+                f"{path} ({done}/{self.state.planned.get(path, '?')} points, {now - since:.0f} s)"
+                for path, (done, since) in running.items())
+        elif loads:
+            text = "still loading " + ", ".join(f"{path} ({now - since:.0f} s)" for path, since in loads.items())
+        elif busy:
+            text = f"still {busy}"
+        else:
+            return
+        self.write(f"{self._where()} {text}")
 
     def close(self) -> None:
         """Stop the loading heartbeat (before forking, and when the run ends or fails)."""
@@ -187,18 +218,7 @@ class Lines:
         self.write(f"{self._where()} {path}: {file_words(reports)} ({seconds_text(seconds)})")
 
     def tick(self) -> None:
-        now = self.state.clock()
-        if now - self.last < self.heartbeat:
-            return
-        with self.lock:
-            loads = dict(self.loads)
-        if self.state.running:
-            running = ", ".join(f"{path} ({done}/{self.state.planned.get(path, '?')} points, {now - since:.0f} s)"
-                                for path, (done, since) in self.state.running.items())
-            self.write(f"{self._where()} still checking {running}")
-        elif loads:
-            self.write(f"{self._where()} still loading "
-                       + ", ".join(f"{path} ({now - since:.0f} s)" for path, since in loads.items()))
+        self._beat()
 
 
 class Bar:
@@ -261,6 +281,9 @@ class Bar:
             self.progress.update(self.task, files=f"{self.state.files_done}/{self.state.files} files")
 
     def tick(self) -> None:
+        pass
+
+    def busy(self, what: Optional[str]) -> None:
         pass
 
     def close(self) -> None:
