@@ -143,7 +143,8 @@ def test_a_watched_term_costs_one_run_per_multiset_and_is_checked_when_it_runs()
 ORDERED = {
     "reads data[0]": "def mech(data, eps):\n    return dp.geometric(data[0], dp.exp(eps), lower=0, upper=2)",
     "reads data[-1] through a helper": ("def last(d):\n    return d[-1]\n"
-                                        "def mech(data, eps):\n    return dp.geometric(last(data), dp.exp(eps), lower=0,"
+                                        "def mech(data, eps):\n"
+                                        "    return dp.geometric(last(data), dp.exp(eps), lower=0,"
                                         " upper=2)"),
     "weights by position": ("def mech(data, eps):\n"
                             "    return dp.geometric(sum(i * x for i, x in enumerate(data)), dp.exp(eps), lower=0,"
@@ -154,17 +155,22 @@ ORDERED = {
     "early break": ("def mech(data, eps):\n    total = 0\n    for x in data:\n        if x == 2:\n"
                     "            break\n        total += x\n"
                     "    return dp.geometric(total, dp.exp(eps), lower=0, upper=4)"),
-    "iter().__next__": "def mech(data, eps):\n    return dp.geometric(iter(data).__next__(), dp.exp(eps), lower=0, upper=2)",
-    "a list then indexed": "def mech(data, eps):\n    return dp.geometric(list(data)[0], dp.exp(eps), lower=0, upper=2)",
+    "iter().__next__": ("def mech(data, eps):\n"
+                        "    return dp.geometric(iter(data).__next__(), dp.exp(eps), lower=0, upper=2)"),
+    "a list then indexed": ("def mech(data, eps):\n"
+                            "    return dp.geometric(list(data)[0], dp.exp(eps), lower=0, upper=2)"),
     "type(data) guard": ("def mech(data, eps):\n    first = data[0] if type(data) is tuple else 0\n"
                          "    return dp.geometric(first, dp.exp(eps), lower=0, upper=2)"),
-    "numpy": "def mech(data, eps):\n    return dp.geometric(int(np.asarray(data)[0]), dp.exp(eps), lower=0, upper=2)",
-    "reversed": "def mech(data, eps):\n    return dp.geometric(next(reversed(data)), dp.exp(eps), lower=0, upper=2)",
+    "numpy": ("def mech(data, eps):\n"
+              "    return dp.geometric(int(np.asarray(data)[0]), dp.exp(eps), lower=0, upper=2)"),
+    "reversed": ("def mech(data, eps):\n"
+                 "    return dp.geometric(next(reversed(data)), dp.exp(eps), lower=0, upper=2)"),
     "index": "def mech(data, eps):\n    return dp.geometric(data.index(max(data)), dp.exp(eps), lower=0, upper=2)",
     "a shadowed sum": ("def sum(d):\n    return d[0]\n"
                        "def mech(data, eps):\n    return dp.geometric(sum(data), dp.exp(eps), lower=0, upper=2)"),
     "min with a key over tied records": (
-        "def mech(data, eps):\n    return dp.geometric(min(data, key=lambda r: r // 2), dp.exp(eps), lower=0, upper=2)"),
+        "def mech(data, eps):\n"
+        "    return dp.geometric(min(data, key=lambda r: r // 2), dp.exp(eps), lower=0, upper=2)"),
     "repr": "def mech(data, eps):\n    return dp.randomized_response(repr(data)[1] == '0', eps)",
     "a generator consumed partially": ("def mech(data, eps):\n    g = (x for x in data)\n"
                                        "    return dp.geometric(next(g), dp.exp(eps), lower=0, upper=2)"),
@@ -283,3 +289,10 @@ def test_random_programs_agree_with_the_full_check(pieces, op) -> None:
         assert check(program, u).startswith("shown from the code")
     assert all(p not in expression for p in ("data[", "enumerate", "index", "list(", "zip")) \
         or isinstance(found, str)
+
+
+def test_a_program_that_rebinds_a_builtin_it_calls_is_refused() -> None:
+    """``sum`` is not module-level when the code is read, but the program makes it so on its first run."""
+    program = mechanism("def mech(data, eps):\n    global sum\n    total = sum(data)\n"
+                        "    sum = lambda d: d[0]\n    return dp.geometric(total, dp.exp(eps), lower=0, upper=2)")
+    assert "assigns the module-level name" in proof(program, universe((0, 1, 2), n=2))

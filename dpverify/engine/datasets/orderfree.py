@@ -189,6 +189,8 @@ class _Analysis:
         if code.co_exceptiontable:
             raise Refused(f"{where} has try/except or with (an exception could show the order)")
         for instr in ins:
+            if instr.opname in ("STORE_GLOBAL", "DELETE_GLOBAL", "STORE_NAME", "DELETE_NAME"):
+                raise Refused(f"{where} assigns the module-level name {instr.argval!r}")
             if instr.opname in ("LOAD_ATTR", "LOAD_METHOD", "LOAD_GLOBAL", "LOAD_NAME", "IMPORT_NAME",
                                 "IMPORT_FROM", "STORE_ATTR"):
                 name = instr.argval

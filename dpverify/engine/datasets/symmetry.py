@@ -139,7 +139,7 @@ def check_symmetric(program: Callable[..., Any], universe: Universe, datasets: l
             f"({reason}), and checking it on every ordering needs {work:,} runs, above the limit of "
             f"{max_work:,}",
             "read the data only through len, sum, sorted, min, max or sums of per-record terms (see "
-            "docs/soundness.md), use fewer records or a smaller n, or raise the limit with --max-work",
+            "dpverify.engine.datasets.orderfree), use fewer records or a smaller n, or raise the limit with --max-work",
             file=file, line=line)
     session = Session(_Exact(), windows)
     while True:
