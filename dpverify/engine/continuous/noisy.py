@@ -305,13 +305,17 @@ class Noisy(_Handle):
         raise CannotFollow("a noisy value was used as a truth value", "compare it with something: `if x > t:`")
 
     def __gt__(self, other: Any) -> bool:
-        return self.state.compare(self, _single(other), greater=True)
+        if type(other) is NoisyLinear:  # _single, inline: noisy max compares 10^6 times
+            other = other.reduced()
+        return self.state.compare(self, other, greater=True)
 
     def __ge__(self, other: Any) -> bool:  # a tie has probability zero, but for x >= x (one variable)
         return self.state.compare(self, _single(other), greater=True, strict=False)
 
     def __lt__(self, other: Any) -> bool:
-        return self.state.compare(self, _single(other), greater=False)
+        if type(other) is NoisyLinear:  # _single, inline
+            other = other.reduced()
+        return self.state.compare(self, other, greater=False)
 
     def __le__(self, other: Any) -> bool:
         return self.state.compare(self, _single(other), greater=False, strict=False)

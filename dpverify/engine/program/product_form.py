@@ -180,7 +180,7 @@ def _record(state: Optional[NoiseState], output: Any, session: Session, template
     if template is not None:
         if not same_laws(state.variables, template):
             raise Unsupported("paths draw different noise")
-        return template, tuple(state.unary), dict(state.edges), output
+        return template, state.unary, state.edges, output  # the run's own: its state is dropped after it
     for noise in state.variables:
         if noise.kind not in ("laplace", "exponential") or not noise.rational:
             raise Unsupported("noise that is not Laplace or exponential with rational parameters")
