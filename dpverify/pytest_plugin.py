@@ -210,15 +210,45 @@ def pytest_make_collect_report(collector: pytest.Collector) -> Any:
     """Note what pytest collects (not what it only looks at: pytest >= 8 makes collectors for a
     directory's every entry, then keeps those the arguments name): the spec files taken (also
     when --lf then skips them), pytest's own test modules, the spec directories entered."""
-    yield
+    outcome = yield
     collection = _collection(collector.config)
     if isinstance(collector, SpecFile):
         collection.taken.add(collector.path.resolve())
+        _last_failed_found(collector, outcome.get_result())
     elif type(collector) is pytest.Module:
         collection.modules.append(collector)
     path = getattr(collector, "path", None)
     if isinstance(path, Path) and not isinstance(collector, pytest.Session):
         _note_spec_dir(path / "_" if path.is_dir() else path, collector.config)
+
+
+def _last_failed_found(spec_file: "SpecFile", report: pytest.CollectReport) -> None:
+    """Under ``--lf``, tell pytest's last-failed plugin that a spec file holding a failed claim point
+    was collected, so that it skips the spec files without failures (``skipped N files``) instead
+    of loading every one: it looks for the failures among a file's direct children, and a spec
+    file's are its specs (the claim points one level down).  pytest sorts the files with failures
+    first, so they are collected before the others it can then skip.  Where pytest's plugin is not
+    the one this was written against (pytest 8 and 9), nothing happens: --lf still deselects the
+    points that passed, it only loads every file."""
+    config = spec_file.config
+    if not config.getoption("lf", False) or report.outcome != "passed":
+        return
+    wrapper = config.pluginmanager.get_plugin("lfplugin-collwrapper")
+    if wrapper is None or getattr(wrapper, "_collected_at_least_one_failure", True) is not False:
+        return
+    lastfailed = getattr(getattr(wrapper, "lfplugin", None), "lastfailed", None)
+    if not isinstance(lastfailed, dict):
+        return
+    ids = {f"{node.nodeid}::{name}" for node in report.result if isinstance(node, SpecNode) for name in node.names()}
+    if not ids & lastfailed.keys():
+        return
+    try:
+        from _pytest.cacheprovider import LFPluginCollSkipfiles
+    except ImportError:
+        return
+    if not config.pluginmanager.has_plugin("lfplugin-collskip"):
+        config.pluginmanager.register(LFPluginCollSkipfiles(wrapper.lfplugin), "lfplugin-collskip")
+    wrapper._collected_at_least_one_failure = True
 
 
 @pytest.hookimpl(tryfirst=True)
@@ -681,13 +711,21 @@ class SpecNode(pytest.Collector):
         super().__init__(**kwargs)
         self.spec, self.index = spec, index
 
-    def collect(self) -> Any:
+    def _points(self) -> Any:
+        """(item name, claim index, claim, point index, point) of each claim point, in order."""
         for j, claim in enumerate(self.spec.claims):
             for k, point in enumerate(self.spec.points_for(claim)):
                 label = point_id(point)
-                name = _node_name(claim.id) + (f"[{label}]" if label else "")
-                yield ClaimItem.from_parent(self, name=name, spec=self.spec, claim=claim, point=point,
-                                            key=(self.index, j, k))
+                yield _node_name(claim.id) + (f"[{label}]" if label else ""), j, claim, k, point
+
+    def names(self) -> list[str]:
+        """The names of its items (``private[eps_1/2]``), without making them."""
+        return [name for name, *_ in self._points()]
+
+    def collect(self) -> Any:
+        for name, j, claim, k, point in self._points():
+            yield ClaimItem.from_parent(self, name=name, spec=self.spec, claim=claim, point=point,
+                                        key=(self.index, j, k))
 
 
 class SpecLoadError(pytest.Item):
