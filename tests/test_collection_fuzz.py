@@ -5,11 +5,14 @@ Hypothesis draws small spec folders: spec files (some with a refuted claim, some
 pytest test) under random names (``test_*.py``, ``*_test.py``, plain, ``check_*.py``) in random
 places (nested folders, a package, folders pytest does not enter: ``.hidden``, ``build``,
 ``node_modules``), a ``python_files`` override, a conftest.py that ignores a file, ``--ignore``,
-``--dpverify-dir``, a real test module beside the folder.  Each folder is run under ``pytest``
+``--dpverify-dir``, a folder under another name given on the command line without it (issue 22,
+item 4: ``pytest mechanisms/``), a real test module beside the folder.  Each folder is run under ``pytest``
 (pytester, in process) and ``dpverify check --no-cache --json`` (in process), and:
 
 - the (file, spec, claim, point, verdict) set pytest reports equals dpverify check's, outside the
-  files pytest names in a collection error;
+  files pytest names in a collection error (and, in a folder that is not a spec folder, outside
+  test modules -- files named like one -- that also hold tests: pytest runs their tests, their
+  specs are the tests' fixtures);
 - pytest names exactly the files a model of pytest's rules says it cannot take (no silent loss,
   no spurious error);
 - the exit codes agree: pytest exits 0 only when dpverify check does (a refuted claim is never
@@ -19,6 +22,7 @@ The default run is a fixed-seed sample (about 40 s); ``pytest -m fuzz_long`` dra
 """
 from __future__ import annotations
 
+import fnmatch
 import itertools
 import json
 import subprocess
@@ -27,7 +31,7 @@ import textwrap
 from dataclasses import dataclass, field
 
 import pytest
-from hypothesis import HealthCheck, Phase, given, settings
+from hypothesis import HealthCheck, Phase, example, given, settings
 from hypothesis import strategies as st
 
 HOLDS = textwrap.dedent("""
@@ -56,7 +60,7 @@ PYTHON_FILES = [None, "*.py", "check_*.py", "test_*.py *_test.py check_*.py"]
 
 @dataclass
 class Layout:
-    folder: str  # the spec folder's name ("spec", or another given with --dpverify-dir)
+    folder: str  # the spec folder's name ("spec", "claims" given with --dpverify-dir, "mechanisms" without)
     files: dict[str, str]  # path inside the folder -> kind
     python_files: str | None
     conftest_ignores: str | None  # a file (path inside the folder) a conftest.py's collect_ignore names
@@ -65,14 +69,42 @@ class Layout:
     go_on: bool  # --continue-on-collection-errors: the files pytest could take are checked all the same
     lost: set[str] = field(default_factory=set)  # files pytest must name in a collection error
 
+    def spec_folder(self) -> bool:
+        """A spec folder (named spec, or by --dpverify-dir): every file in it is a spec file."""
+        return self.folder != "mechanisms"
+
+    def test_module(self, path: str) -> bool:
+        """Named like a test module (python_files) in a folder that is not a spec folder: pytest's."""
+        patterns = (self.python_files or "test_*.py *_test.py").split()
+        return not self.spec_folder() and any(fnmatch.fnmatch(path.rsplit("/", 1)[-1], p) for p in patterns)
+
+    def collected(self, path: str) -> bool:
+        """Whether pytest enters the file's folder and nothing ignores it."""
+        parts = path.split("/")[:-1]
+        return not any(p in UNENTERED for p in parts) and path not in (self.conftest_ignores, self.option_ignores)
+
     def expected_lost(self) -> set[str]:
         lost = set()
         for path, kind in self.files.items():
-            parts = path.split("/")[:-1]
-            if any(p in UNENTERED for p in parts) or path in (self.conftest_ignores, self.option_ignores) \
-                    or kind == "mixed":
+            if self.test_module(path):  # a test module holding specs but no tests is named; one with tests is not
+                if self.collected(path) and kind != "mixed":
+                    lost.add(f"{self.folder}/{path}")
+            elif not self.collected(path) or kind == "mixed":
                 lost.add(f"{self.folder}/{path}")
         return lost
+
+    def fixtures_only(self) -> set[str]:
+        """Test modules with tests: pytest runs their tests and does not check their specs."""
+        return {f"{self.folder}/{path}" for path, kind in self.files.items()
+                if self.test_module(path) and kind == "mixed"}
+
+    def expected_tests(self) -> list[str]:
+        """The node ids of the plain tests pytest runs."""
+        found = [f"{self.folder}/{path}::test_helper" for path, kind in self.files.items()
+                 if self.test_module(path) and kind == "mixed" and self.collected(path)]
+        if self.with_tests and self.python_files != "check_*.py":  # test_ok.py matches the others
+            found.append("tests/test_ok.py::test_ok")
+        return sorted(found)
 
 
 @st.composite
@@ -87,7 +119,7 @@ def layouts(draw) -> Layout:
     paths = sorted(files)
     conftest_ignores = draw(st.one_of(st.none(), st.none(), st.sampled_from(paths)))
     option_ignores = draw(st.one_of(st.none(), st.none(), st.none(), st.sampled_from(paths)))
-    return Layout(folder=draw(st.sampled_from(["spec", "spec", "claims"])), files=files,
+    return Layout(folder=draw(st.sampled_from(["spec", "spec", "claims", "mechanisms"])), files=files,
                   python_files=draw(st.sampled_from(PYTHON_FILES)), conftest_ignores=conftest_ignores,
                   option_ignores=option_ignores, with_tests=draw(st.booleans()), go_on=draw(st.booleans()))
 
@@ -117,7 +149,7 @@ def pytest_verdicts(pytester, layout: Layout) -> tuple[int, set[tuple], set[str]
     """pytest's exit code, its (file, spec, claim, point, status) verdicts, the files its collection
     errors name, and the node ids of the other tests it ran."""
     args = [layout.folder, "-p", "no:cacheprovider", "-q"]
-    if layout.folder != "spec":
+    if layout.folder == "claims":
         args.append(f"--dpverify-dir={layout.folder}")
     if layout.option_ignores:
         args.append(f"--ignore={layout.folder}/{layout.option_ignores}")
@@ -169,16 +201,19 @@ def run_case(pytester, layout: Layout) -> None:
     # ... and reports dpverify check's verdicts for all the others (unless it stops at the errors)
     refuted = any(v[4] == "refuted" for v in checked)
     assert check_code == (1 if refuted else 0), shown
+    fixtures = layout.fixtures_only()
     if named and not layout.go_on:  # "Interrupted: N errors during collection": nothing runs
         assert code == pytest.ExitCode.INTERRUPTED and not found and not others, shown
     else:
-        assert {v for v in found if v[0] not in named} == {v for v in checked if v[0] not in named}, shown
-        ok_collected = layout.with_tests and layout.python_files != "check_*.py"  # test_ok.py matches the others
-        assert others == (["tests/test_ok.py::test_ok"] if ok_collected else []), shown
+        skip = named | fixtures
+        assert {v for v in found if v[0] not in skip} == {v for v in checked if v[0] not in skip}, shown
+        assert not any(v[0] in fixtures for v in found), shown
+        assert sorted(others) == layout.expected_tests(), shown
         failing = named or any(v[4] == "refuted" for v in found)
         assert code == (pytest.ExitCode.TESTS_FAILED if failing else pytest.ExitCode.OK), shown
-    # a refuted claim is never hidden
-    assert not (check_code != 0 and code == 0), shown
+    # a refuted claim is never hidden (but in a test module's fixtures outside spec folders)
+    hidden = {v for v in checked if v[0] not in fixtures and v[4] == "refuted"}
+    assert not (hidden and code == 0), shown
 
 
 COMMON = dict(deadline=None, database=None, derandomize=True, print_blob=True,
@@ -186,8 +221,22 @@ COMMON = dict(deadline=None, database=None, derandomize=True, print_blob=True,
                                      HealthCheck.data_too_large])
 
 
+MECHANISMS = [  # a folder under another name given on the command line (issue 22, item 4)
+    Layout(folder="mechanisms", files={"m0.py": "refuted", ".hidden/m1.py": "holds", "sub/test_m2.py": "mixed",
+                                       "pkg/m3_test.py": "holds", "sub/deeper/m4.py": "holds"},
+           python_files=None, conftest_ignores=None, option_ignores=None, with_tests=True, go_on=True),
+    Layout(folder="mechanisms", files={"m0.py": "holds", "sub/m1.py": "refuted", "test_m2.py": "mixed"},
+           python_files=None, conftest_ignores="sub/m1.py", option_ignores=None, with_tests=True, go_on=True),
+    Layout(folder="mechanisms", files={"m0.py": "holds", "sub/m1.py": "refuted", "check_m2.py": "mixed"},
+           python_files="check_*.py", conftest_ignores=None, option_ignores=None, with_tests=False, go_on=False),
+]
+
+
 @settings(max_examples=10, phases=[Phase.explicit, Phase.generate], **COMMON)
 @given(layout=layouts())
+@example(layout=MECHANISMS[0])
+@example(layout=MECHANISMS[1])
+@example(layout=MECHANISMS[2])
 def test_pytest_checks_what_dpverify_check_checks(pytester, layout: Layout) -> None:
     run_case(pytester, layout)
 
