@@ -99,6 +99,17 @@ SYMMETRIC = {
         "def mech(data, eps):\n"
         "    return dp.exponential(THRESHOLDS, lambda t: -wrong(data, t), eps, sensitivity=1)",
         ((0, 0), (0, 1), (1, 0), (1, 1))),
+    "median by a balance score (|count - count|)": (
+        "balance = -abs(dp.count(lambda x, y: x < y, domain=VALUES) - dp.count(lambda x, y: x > y, domain=VALUES))\n"
+        "def mech(data, eps):\n"
+        "    return dp.exponential(VALUES, balance.on(data), eps, neighbours=dp.REPLACE_ONE)", (0, 1, 2)),
+    "a dp.query(fn) score": (
+        "def spread(d, t):\n    return sum(abs(x - t) for x in d)\n"
+        "q = dp.query(spread)\n"
+        "def mech(data, eps):\n    return dp.exponential(VALUES, q.on(data), eps, sensitivity=2)", (0, 1, 2)),
+    "a dict comprehension of counts": (
+        "def mech(data, eps):\n    counts = {v: data.count(v) for v in VALUES}\n"
+        "    return dp.geometric(counts[1], dp.exp(eps), lower=0, upper=3)", (0, 1, 2)),
 }
 
 
@@ -296,3 +307,19 @@ def test_a_program_that_rebinds_a_builtin_it_calls_is_refused() -> None:
     program = mechanism("def mech(data, eps):\n    global sum\n    total = sum(data)\n"
                         "    sum = lambda d: d[0]\n    return dp.geometric(total, dp.exp(eps), lower=0, upper=2)")
     assert "assigns the module-level name" in proof(program, universe((0, 1, 2), n=2))
+
+
+NOT_SHOWN = {
+    "a uniformly chosen record": ("def mech(data, eps):\n"
+                                  "    return dp.randomized_response(dp.uniform(data), eps, values=VALUES)"),
+    "a max_of query": ("top = dp.max_of(lambda x, t: -abs(x - t), domain=VALUES)\n"
+                       "def mech(data, eps):\n    return dp.exponential(VALUES, top.on(data), eps, sensitivity=2)"),
+}
+
+
+@pytest.mark.parametrize("name", list(NOT_SHOWN))
+def test_symmetric_laws_not_shown_from_the_code_are_accepted_by_the_full_check(name) -> None:
+    program = mechanism(NOT_SHOWN[name])
+    u = universe((0, 1, 2), n=2)
+    assert isinstance(proof(program, u), str)
+    assert check(program, u).startswith("every ordering of every multiset")

@@ -79,6 +79,7 @@ _PURE_OPS = frozenset({
     "RETURN_VALUE", "COPY", "SWAP", "PUSH_NULL", "PRECALL", "CALL", "LOAD_GLOBAL", "EXTENDED_ARG",
 })
 _NESTED = {"<genexpr>": ("RETURN_GENERATOR", "YIELD_VALUE"), "<listcomp>": ("BUILD_LIST", "LIST_APPEND")}
+_COMPREHENSIONS = frozenset({"<genexpr>", "<listcomp>", "<dictcomp>", "<setcomp>"})
 MAX_FUNCTIONS = 64
 """Functions analysed for one program at most (beyond: refused)."""
 
@@ -167,7 +168,7 @@ class _Analysis:
     # ----- functions that receive the data -----
 
     def code(self, code: types.CodeType, scope: dict, tainted: set[str], plain_names: frozenset,
-             over_plain: bool = False) -> None:
+             over_plain: bool = False, comprehension: bool = False) -> None:
         """Analyse ``code`` with the names ``tainted`` bound to the data and ``plain_names`` known to hold
         plain exact values whenever it runs with the data (never rebound in it).  ``over_plain``: ``code``
         is a comprehension iterating a plain value (its loop variables are plain, its order fixed)."""
@@ -184,7 +185,7 @@ class _Analysis:
         if len(self.done) > MAX_FUNCTIONS:
             raise Refused("too many functions receive the data")
         where = code.co_name
-        if code.co_flags & (0x80 | 0x100 | 0x200) or (code.co_flags & 0x20 and not over_plain):
+        if code.co_flags & (0x80 | 0x100 | 0x200) or (code.co_flags & 0x20 and not comprehension):
             raise Refused(f"{where} is a generator or coroutine")
         if code.co_exceptiontable:
             raise Refused(f"{where} has try/except or with (an exception could show the order)")
@@ -296,12 +297,13 @@ class _Analysis:
         names = {x.argval for x in ins[first:j]}
         inner_tainted = {n for n in inner.co_freevars if n in tainted and n in names}
         plain_names = {n for n in inner.co_freevars if n in cx.plain and n in names}
-        if inner.co_name in _NESTED:  # a comprehension over a plain value that uses the data inside
-            if j + 6 >= len(ins) or not self.plain_load(cx, ins[j + 3]) or ins[j + 4].opname != "GET_ITER" \
-                    or ins[j + 5].opname != "PRECALL" or ins[j + 6].opname != "CALL" or ins[j + 6].arg != 0:
-                raise Refused(f"{where}: a comprehension that captures the data iterates a value not known plain")
-            self.code(inner, cx.scope, inner_tainted, frozenset(plain_names), over_plain=True)
-            self.proof.uses.append(f"a {inner.co_name[1:-1]} over a plain value in {where}")
+        if inner.co_name in _COMPREHENSIONS:  # a comprehension that uses the data inside (it iterates something else:
+            # the data followed by GET_ITER is refused where it is loaded); over a plain value, its loop
+            # variables are plain
+            over = j + 6 < len(ins) and self.plain_load(cx, ins[j + 3]) and ins[j + 4].opname == "GET_ITER" \
+                and ins[j + 5].opname == "PRECALL" and ins[j + 6].opname == "CALL" and ins[j + 6].arg == 0
+            self.code(inner, cx.scope, inner_tainted, frozenset(plain_names), over_plain=over, comprehension=True)
+            self.proof.uses.append(f"a {inner.co_name[1:-1]} in {where}")
             return
         if inner.co_argcount >= 1 and self.score_of_exponential(cx, first, j + 2):
             plain_names.add(inner.co_varnames[0])  # called with the candidates only, plain values
@@ -450,18 +452,43 @@ class _Analysis:
 
     def query(self, query: Any, position: int, name: str, where: str, candidate_plain: bool,
               bound: bool = False) -> None:
-        from ...dsl.queries import Linear  # noqa: PLC0415
-        if position != 0 or type(query) is not Linear:
-            raise Refused(f"{where} passes the data to the query {name!r}, not a sum of record terms "
-                          "(count/total/mean) with the data first")
-        for _, _, term in query.parts:
-            fn = term.fn
-            if type(fn) is not types.FunctionType:
-                raise Refused(f"the record term of {name!r} is a {type(fn).__name__}")
-            self.pure_function(fn, watched=not candidate_plain)
+        """A dpverify query given the data first (``query(data)``, ``score(data, y)``, ``score.on(data)``):
+        it evaluates itself on ``tuple(data)`` (the data itself) and nothing else sees that tuple."""
+        if position != 0:
+            raise Refused(f"{where} passes the data to the query {name!r} other than first")
+        self.query_parts(query, name, candidate_plain)
+        self.proof.uses.append(f"the query {name}{'.on' if bound else ''}(data) in {where}")
+
+    def query_parts(self, query: Any, name: str, candidate_plain: bool) -> None:
+        """Sums of exact record terms (count/total/mean), |q|, q1 + q2 and dp.query(fn): exact values whatever
+        the order.  A max_of/min_of is refused: among equal values of different types (1 and Fraction(1))
+        the first one in the data's order is returned."""
+        from ...dsl.queries import Abs, Linear, Opaque, Sum  # noqa: PLC0415
         if not plain(query.const) or not plain(query.coef):
             raise Refused(f"the query {name!r} has an inexact constant")
-        self.proof.uses.append(f"the query {name}{'.on' if bound else ''}(data) in {where}")
+        kind = type(query)
+        if kind is Linear:
+            for _, _, term in query.parts:
+                fn = term.fn
+                if type(fn) is not types.FunctionType:
+                    raise Refused(f"the record term of {name!r} is a {type(fn).__name__}")
+                self.pure_function(fn, watched=not candidate_plain)
+        elif kind is Abs:
+            self.query_parts(query.inner, name, candidate_plain)
+        elif kind is Sum:
+            for item in query.items:
+                self.query_parts(item, name, candidate_plain)
+        elif kind is Opaque and type(query.fn) is types.FunctionType:
+            # fn(records) or fn(records, candidate) on tuple(data): read like any function given the data
+            inner = query.fn.__code__
+            if inner.co_argcount < 1 or inner.co_flags & 0x04:
+                raise Refused(f"the query {name!r} takes its data through *args")
+            plain_names = {inner.co_varnames[1]} if candidate_plain and inner.co_argcount >= 2 else set()
+            plain_names |= {n for n, c in zip(inner.co_freevars, query.fn.__closure__ or ()) if plain(_cell(c))}
+            self.code(inner, query.fn.__globals__, {inner.co_varnames[0]}, frozenset(plain_names))
+        else:
+            raise Refused(f"the query {name!r} is a {kind.__name__} (a max_of/min_of, or unknown): not shown "
+                          "order-free")
 
     # ----- pure and exact code -----
 
