@@ -246,3 +246,70 @@ def test_a_wrong_claim_is_still_refuted() -> None:
     assert right.evidence.achieved_epsilon.startswith("0.947368134341")
     with mpmath.workdps(30):
         assert mpmath.mpf(right.evidence.achieved_epsilon) > mpmath.mpf(1) / 2
+
+
+# -- the tracing state's comparisons (product_form._ArgmaxState.compare) can be caught when wrong ----------
+
+def handicapped(q, eps):
+    """Argmax of x_i + 1 against the running value: an edge with a negative bound, not an argmax."""
+    best, value = 0, dp.laplace(q[0], 2)
+    for i in range(1, len(q)):
+        x = dp.laplace(q[i], 2)
+        if x + 1 > value:
+            best, value = i, x
+    return best
+
+
+def agree(fast, slow) -> bool:
+    if set(fast) != set(slow):
+        return False
+    for output in fast:
+        (a, b), (c, d) = lo_hi(fast[output]), lo_hi(slow[output])
+        if not (a <= d and c <= b):
+            return False
+    return True
+
+
+def last_first(q, eps):
+    """Draws and compares from the last answer down, with <."""
+    best, value = len(q) - 1, dp.laplace(q[-1], 2)
+    for i in range(len(q) - 2, -1, -1):
+        x = dp.laplace(q[i], 2)
+        if value < x:
+            best, value = i, x
+    return best
+
+
+TRACING_MUTANTS = {
+    # (edits, program, caught how): "law" -- read as an argmax with a law the general reading contradicts;
+    # "declined" -- the recognition itself no longer sees an argmax (an edge with a bound of the wrong sign,
+    # outputs and roots that do not match), and the general reading gives the right law
+    "offsets ignored": ([("d = b.offset - a.offset if b.offset is not a.offset else _ZERO", "d = _ZERO", 1)],
+                        handicapped, "law"),
+    "offset sign": ([("d = b.offset - a.offset", "d = a.offset - b.offset", 1)], handicapped, "declined"),
+    "edge orientation": ([("(d, None) if outcome == greater else (None, d)",
+                           "(None, d) if outcome == greater else (d, None)", 1)],
+                         noisy_max([("laplace", Fraction(2))] * 4), "declined"),
+    "direction ignored": ([("outcome == greater", "outcome", 1)], last_first, "declined"),
+}
+
+
+@pytest.mark.parametrize("name", list(TRACING_MUTANTS))
+def test_a_wrong_tracing_comparison_is_caught(name, monkeypatch) -> None:
+    """Each mutant of the tracing state's comparison either makes the product form's law differ from the
+    general reading's on (0, 1, 2, 1) -- which tests/test_product_form.py compares on every program it
+    reads -- or is declined by the recognition, the law then being the general reading's."""
+    from .test_fuzz_continuous_mutants import mutate
+    edits, mech, how = TRACING_MUTANTS[name]
+    q, params = (0, 1, 2, 1), {"eps": Fraction(1)}
+    with general_reading():
+        slow = distribution(mech, q, params, IV)
+    assert agree(distribution(mech, q, params, IV), slow)
+    mutate(monkeypatch, product_form._ArgmaxState, "compare", edits)
+    fast = distribution(mech, q, params, IV)
+    if how == "law":
+        assert recognised(mech, q, params)
+        assert not agree(fast, slow), name
+    else:
+        assert not recognised(mech, q, params)
+        assert agree(fast, slow)

@@ -45,7 +45,7 @@ from ...errors import journal
 from . import contract
 from ..continuous import piecewise as pw
 from .enumerate import LEAF_BUDGET, MAX_DRAWS_PER_RUN, TRACE, Distribution, Session
-from ..continuous.noise import NoiseState, _Outcome
+from ..continuous.noise import _ZERO, NoiseState, _Outcome, _outcome
 from ..continuous.noisy import Noise, Noisy, NoisyLinear
 from .run import ACTIVE
 
@@ -100,6 +100,50 @@ class _Tracer:
 Path = tuple
 """(variables, unary intervals, edges, output) of one traced path."""
 
+_ARGMAX_KINDS = ("laplace", "exponential")
+
+
+class _ArgmaxState(NoiseState):
+    """The noise state of one traced run: what :class:`Argmax` can recognise, and nothing else.
+
+    Draws are recorded as by :class:`~..continuous.noise.NoiseState`; a comparison is followed only
+    between two noisy values on *different* variables of this run that no earlier comparison connected
+    (directly or through others: union-find), both Laplace or exponential noise with rational
+    parameters.  Its outcome is the tracer's next branch (True first, as the general reading's), and
+    the event taken is recorded on the pair in the comparison's own orientation: a > b
+    (``greater``) is x_a - x_b > d with d = b.offset - a.offset, a < b is x_a - x_b < d; the edge is
+    keyed (a.var, b.var) with that interval -- the form :func:`winner` reads, in which an edge's key
+    need not be sorted.  Anything else -- a constant, one variable on both sides, a pair already
+    connected, a sum, another run's value, other noise -- is refused (the general reading then reads
+    the run, with its own errors), and the noise of the variables is checked again, in full, by
+    :func:`_record` on the first path (:func:`same_laws` on the others).
+    """
+
+    def compare(self, a: Any, b: Any, greater: bool, strict: bool = True) -> bool:
+        runner = self.runner
+        if type(b) is not Noisy or a.state is not self or b.state is not self:
+            runner._refuse("a comparison with something other than a noisy value of this run")
+        i, j = a.var, b.var
+        ok = self.comparable
+        if i not in ok:
+            self._argmax_noise(i)
+        if j not in ok:
+            self._argmax_noise(j)
+        root_i, root_j = self._find(i), self._find(j)
+        if root_i == root_j:  # one variable on both sides, the same pair again, or a cycle
+            runner._refuse("a comparison of values already compared, directly or through others")
+        d = b.offset - a.offset if b.offset is not a.offset else _ZERO
+        outcome = runner.draw(_outcome)
+        self.edges[(i, j)] = (d, None) if outcome == greater else (None, d)
+        self.root[root_i] = root_j
+        return outcome
+
+    def _argmax_noise(self, var: int) -> None:
+        noise = self.variables[var]
+        if noise.kind not in _ARGMAX_KINDS or not noise.rational:
+            self.runner._refuse("a comparison of noise that is not Laplace or exponential with rational parameters")
+        self.comparable.add(var)
+
 
 def trace(program: Callable[[], Any], session: Session, limit: int,
           accept: Callable[[Path], None]) -> int:
@@ -119,7 +163,7 @@ def trace(program: Callable[[], Any], session: Session, limit: int,
         while True:
             if count >= limit:
                 raise Unsupported(f"more than {limit} paths")
-            tracer.depth, tracer.noise = 0, None
+            tracer.depth, tracer.noise = 0, _ArgmaxState(tracer)
             ticket.leaves = count + 1
             output = _execute(program, tracer)
             if ticket.fired:  # the program caught the safety net's exception and went on
