@@ -2,12 +2,16 @@
 pytest plugin and the reports.  It knows specs, checks and results, and nothing
 of how results are displayed.
 
-Every spec file is loaded in this process first (loading is quick next to checking; a library a
-spec imports is then imported once, and the workers inherit it), so the work -- the claim points of
-each file -- is known before any point is checked (:class:`Progress`).  Where processes fork, each
-spec file is then checked in a worker process of its own.  A :class:`~dpverify.cache.Cache` makes
-each point a look-up first.  The check machinery (:mod:`dpverify.checks`, z3, the statistical
-audit) is imported where it is used, so that a one-claim run imports only what its claim needs.
+Every spec file is loaded before any point is checked, so the work -- the claim points of each
+file -- is known first (:class:`Progress`).  Where processes fork, each spec file is checked in a
+worker process of its own.  Without filters, and when the caller does not need the specs back
+(``dpverify check``), that worker also loads the file (``jobs`` side by side: files whose import is
+slow, spec/accounting/ calling accountants, do not wait for each other), reports its points and
+waits for its turn; a worker that loads only its own file records for the verdict cache only what
+that file read.  With filters, or for a report (which shows the specs), the files are loaded here.
+A :class:`~dpverify.cache.Cache` makes each point a look-up first.  The check machinery
+(:mod:`dpverify.checks`, z3, the statistical audit) is imported where it is used, so that a
+one-claim run imports only what its claim needs.
 """
 from __future__ import annotations
 
@@ -156,7 +160,9 @@ def check_paths(paths: list[str], options: Options, *, claim_filter: Optional[st
     Raises :class:`SpecError` on a usage error: a path without spec files, a filter that
     matches nothing.  A spec file that does not load, or whose code ends its worker
     process, is an ``error`` entry of the report; the other files are still checked.
-    Every file is loaded here first, so the work (points, by file) is known before any is checked:
+    Every file is loaded before any point is checked, so the work (points, by file) is known first --
+    here, or, without filters when the caller needs no specs back and processes fork, each by the
+    worker that will check it (:func:`_load_and_check`):
     ``progress`` (:class:`Progress`) hears of it, of each (claim, point) and of each finished file;
     ``on_load(total_points)`` is called once the work is known, ``on_point(label)`` after each
     (claim, point).  ``jobs`` worker processes check spec files side by side; the report is the
