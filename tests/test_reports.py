@@ -21,6 +21,7 @@ from click.testing import CliRunner
 from dpverify.checks import Options
 from dpverify.cli import main
 from dpverify.report import html as html_writer
+from dpverify.report import markdown as markdown_writer
 from dpverify.report import maths, sections
 from dpverify.report import site as site_module
 from dpverify.report.blocks import Paragraph
@@ -282,7 +283,10 @@ def test_html_escapes_everything(evil_files: dict[str, str]) -> None:
         assert "Content-Security-Policy" in page
     page = evil_files["evil.leaky.html"]
     assert "&lt;script&gt;alert(&#39;doc&#39;)&lt;/script&gt;" in page
-    assert "half&lt;script&gt;" in page and "accurate &lt;b&gt;enough&lt;/b&gt;" in page
+    assert "half&lt;script&gt;" in page
+    shown = [re.sub(r"\s", "", html.unescape(re.sub(r"<[^>]+>", "", cell)))  # a cell as the reader sees it
+             for cell in re.findall(r'<td class="statement">(.*?)</td>', page, re.S)]
+    assert "accurate<b>enough</b>" in shown  # typeset or not, the description's markup is text
     for name, svg in evil_files.items():
         if name.endswith(".svg"):
             assert "<script" not in svg.lower()
@@ -310,7 +314,7 @@ def test_fence_is_longer_than_any_backtick_run() -> None:
 def test_refuted_privacy_claim_shows_its_witness(evil_files: dict[str, str]) -> None:
     md, html = evil_files["evil.leaky.md"], evil_files["evil.leaky.html"]
     for page in (md, html):
-        assert "Witness at eps=1/2" in page and "Witness at eps=1" in page
+        assert "Witness at ε=1/2" in page and "Witness at ε=1" in page
         assert "0.6224593312018545646389005657455084787533" in page  # P(o|X) = e^(1/2) / (1 + e^(1/2))
     assert "](figures/evil.leaky-half_script_-witness-0.svg)" in md
     assert "figures/evil.leaky-half_script_-witness-0.svg" in evil_files
@@ -370,7 +374,7 @@ def test_sample_complexity_shows_the_bound_next_to_the_smallest_n(tmp_path: Path
     assert "| parameters | status | bound's n | smallest n that works |" in md
     assert re.search(r"\| eps=1 \| verified \| 30 \| \d+ \|", md)
     assert "figures/sc.learner-enough-failure.svg" in files
-    assert "#### Counterexample at eps=1" in md  # the bound n = 1 is too small
+    assert "#### Counterexample at ε=1" in md  # the bound n = 1 is too small
 
 
 # ----- the front door: witnesses first, formulas typeset, atomic writes --------------------------
@@ -394,15 +398,16 @@ def density_files(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
 def test_witness_comes_first_and_its_sentence_is_said_once(evil_files: dict[str, str]) -> None:
     messages = [p["message"] for p in json.loads(evil_files["report.json"])["specs"][0]["claims"][0]["points"]]
     assert len(messages) == 2
-    for name, escaped in (("evil.leaky.md", lambda m: str(escape(m))),
-                          ("evil.leaky.html", lambda m: str(markupsafe.escape(m)))):
+    for name, escaped in (("evil.leaky.md", lambda m: str(markdown_writer.prose(m))),
+                          ("evil.leaky.html", lambda m: str(html_writer.prose(m)))):
         page = evil_files[name]
         section = _claim_section(page, "claim-half-script-")
-        witness = section.index("Witness at eps=1/2")
+        witness = section.index("Witness at ε=1/2")
         assert witness < section.index("claimed ε") and witness < section.index("Both output laws")
         for message in messages:  # in its witness box, and nowhere else (not the header, not a list)
             assert page.count(escaped(message)) == 1, (name, message)
         assert escaped("> e^ε = 1.284025417 (claimed: ε = 0.25)") in section  # the ratio against e^(eps/2), eps = 1/2
+        assert "e<sup>ε</sup>" in section and "e^" not in section.replace("e^{", "")  # raised, no caret
         assert "Messages per grid point" not in section
 
 
@@ -419,8 +424,8 @@ def test_formulas_are_typeset_not_escaped(evil_files: dict[str, str], tmp_path: 
     assert len(statements) == 4 and not [line for line in statements if "\\*" in line or "\\(" in line]
     cells = re.findall(r'<(?:td|dd) class="statement">(.*?)</(?:td|dd)>', page + files["index.html"], re.S)
     assert len(cells) == 4 and all("<msup>" in c and "**" not in c and "(x + 1)" not in c for c in cells)
-    assert "$`\\frac{eps}{2}`$-DP" in evil_files["evil.leaky.md"] and "eps/2-DP" not in evil_files["index.md"]
-    assert "<mfrac><mi>eps</mi><mn>2</mn></mfrac>" in evil_files["evil.leaky.html"]
+    assert "$`\\frac{\\varepsilon}{2}`$-DP" in evil_files["evil.leaky.md"] and "eps/2-DP" not in evil_files["index.md"]
+    assert "<mfrac><mi>ε</mi><mn>2</mn></mfrac>" in evil_files["evil.leaky.html"]
 
 
 def test_mathml_escapes_what_sympy_does_not() -> None:

@@ -13,14 +13,28 @@ from __future__ import annotations
 from typing import Optional
 
 import jinja2
+import markupsafe
 
+from . import maths
 from .model import Site, SpecPage, backend
 
 
+def prose(text: str) -> markupsafe.Markup:
+    """A check's sentence typeset: Greek names as letters, ``<=`` as ≤, ``e^(eps/2)`` as e<sup>ε/2</sup>
+    (:func:`.maths.unicode_text`, :func:`.maths.superscripts`); every piece escaped."""
+    out = []
+    for piece, raised in maths.superscripts(maths.unicode_text(str(text))):
+        escaped = markupsafe.escape(piece)
+        out.append(markupsafe.Markup("<sup>{}</sup>").format(escaped) if raised else escaped)
+    return markupsafe.Markup("").join(out)
+
+
 def environment() -> jinja2.Environment:
-    return jinja2.Environment(loader=jinja2.PackageLoader("dpverify.report", "templates"), autoescape=True,
-                              undefined=jinja2.StrictUndefined, trim_blocks=True, lstrip_blocks=True,
-                              keep_trailing_newline=True)
+    env = jinja2.Environment(loader=jinja2.PackageLoader("dpverify.report", "templates"), autoescape=True,
+                             undefined=jinja2.StrictUndefined, trim_blocks=True, lstrip_blocks=True,
+                             keep_trailing_newline=True)
+    env.filters["prose"] = prose
+    return env
 
 
 def render_page(site: Site, page: SpecPage, env: Optional[jinja2.Environment] = None) -> str:

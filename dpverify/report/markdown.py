@@ -17,6 +17,7 @@ from typing import Any, Optional
 import jinja2
 
 from .blocks import Table
+from . import maths
 from .maths import inline_markdown
 from .model import Site, SpecPage, backend
 from .statements import Part
@@ -86,6 +87,13 @@ def html_text(value: Any) -> Md:
     return Md(html.escape(" ".join(str(value).splitlines()), quote=False))
 
 
+def prose(value: Any) -> Md:
+    """A check's sentence typeset as in HTML: Greek letters, ≤ ≥, exponents raised with ``<sup>``
+    (GitHub renders it); every piece escaped."""
+    pieces = maths.superscripts(maths.unicode_text(" ".join(str(value).splitlines())))
+    return Md("".join(f"<sup>{escape(piece)}</sup>" if raised else escape(piece) for piece, raised in pieces))
+
+
 def _anchor(name: str) -> Md:
     return Md(f'<a id="{re.sub(r"[^A-Za-z0-9_-]", "-", name)}"></a>')
 
@@ -95,7 +103,7 @@ def environment() -> jinja2.Environment:
                              undefined=jinja2.StrictUndefined, trim_blocks=True, lstrip_blocks=True,
                              keep_trailing_newline=True, finalize=escape)
     env.filters.update(fence=fence, paragraphs=paragraphs, table=table, status=status, anchor=_anchor,
-                       raw=Md, statement=statement, html=html_text)
+                       raw=Md, statement=statement, html=html_text, prose=prose)
     return env
 
 
@@ -103,7 +111,7 @@ def _claims(page: SpecPage) -> Md:
     if not page.claims:
         return Md("*No claims were checked.*")
     rows = tuple((Md(f"[{escape(c.id)}](#{c.anchor})"), c.kind, statement(c.statement),
-                  status(c.status, c.expect, c.scope), "; ".join(c.methods)) + ((c.seconds or "",) if c.seconds else ()) for c in page.claims)
+                  status(c.status, c.expect, c.scope), prose("; ".join(c.methods))) + ((c.seconds or "",) if c.seconds else ()) for c in page.claims)
     timed = any(c.seconds for c in page.claims)
     return table(Table(("claim", "kind", "statement", "status", "method") + (("time",) if timed else ()), rows))
 
@@ -115,7 +123,7 @@ def _index_rows(pages: list[SpecPage], timed: tuple[str, ...], with_path: bool =
         spec = Md(f"[{escape(page.name)}]({page.markdown})" + (f" ({escape(page.path)})" if with_path else ""))
         for i, c in enumerate(page.claims):
             rows.append((spec if i == 0 else "", Md(f"[{escape(c.id)}]({page.markdown}#{c.anchor})"), c.kind,
-                         statement(c.statement), status(c.status, c.expect, c.scope), "; ".join(c.methods))
+                         statement(c.statement), status(c.status, c.expect, c.scope), prose("; ".join(c.methods)))
                         + ((c.seconds or "",) if timed else ()))
         if page.error:
             rows.append((spec, "–", "–", "the file could not be loaded", status("error"), "–") + timed)
@@ -141,7 +149,7 @@ def _attention(site: Site) -> Md:
     for page, c in site.attention:
         rows.append((Md(f"[{escape(page.name)}]({page.markdown}) ({escape(page.path)})"),
                      Md(f"[{escape(c.id)}]({page.markdown}#{c.anchor})"), c.kind, statement(c.statement),
-                     status(c.status, c.expect, c.scope), "; ".join(c.methods)) + ((c.seconds or "",) if timed else ()))
+                     status(c.status, c.expect, c.scope), prose("; ".join(c.methods))) + ((c.seconds or "",) if timed else ()))
     return table(Table(_HEADERS + (("time",) if timed else ()), tuple(rows)))
 
 

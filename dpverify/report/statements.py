@@ -42,28 +42,44 @@ def _formulas(decl: Claim) -> dict[str, sympy.Basic]:
 def statement(description: str, decl: Optional[Claim], kind: str) -> tuple[Part, ...]:
     """The statement as parts; plain text when the declaration is unknown or prints no formula."""
     if decl is None:
-        return (Part(description),)
+        return _text(description)
     if kind in ("identity", "inequality") and hasattr(decl, "lhs") and hasattr(decl, "rhs"):
         relation = "=" if kind == "identity" else ("<" if getattr(decl, "strict", False) else "<=")
         return (Part(description, maths.relation_latex(decl.lhs, relation, decl.rhs),
                      maths.relation_mathml(decl.lhs, relation, decl.rhs)),)
     found = _formulas(decl)
     if not found:
-        return (Part(description),)
+        return _text(description)
     pattern = re.compile("|".join(re.escape(t) for t in sorted(found, key=len, reverse=True)))
-    parts: list[Part] = []
-    at = 0
-    for match in pattern.finditer(description):
-        if match.start() > at:
-            parts.append(Part(description[at:match.start()]))
+    slots: list[tuple[str, str, bool]] = []
+
+    def slot(match: re.Match[str]) -> str:
         expr = found[match.group(0)]
         grouped = isinstance(expr, sympy.Add)  # a sum next to text reads as one value: (ε/2 + 1)-DP
         latex = rf"\left({maths.latex(expr)}\right)" if grouped else maths.latex(expr)
-        parts.append(Part(match.group(0), latex, maths.mathml(expr, grouped=grouped)))
-        at = match.end()
-    if at < len(description):
-        parts.append(Part(description[at:]))
-    return tuple(parts)
+        inner = maths.mathml(expr, grouped=grouped).removeprefix("<math>").removesuffix("</math>")
+        slots.append((f"<mrow>{inner}</mrow>", latex, grouped, match.group(0)))  # type: ignore[arg-type]
+        return f"\x00{len(slots) - 1}\x00"
+    return _text(pattern.sub(slot, description), slots)
+
+
+def _text(text: str, slots: list[tuple[str, str, bool]] = ()) -> tuple[Part, ...]:  # type: ignore[assignment]
+    """A description typeset: its formulas written as text (``eps``, ``P[u <= OPT - t]``, ``e^(eps/4)``)
+    and its sympy fields (``slots``, marked ``\\x00k\\x00`` in ``text``) read together as formulas
+    (Greek letters, ≤ ≥, raised exponents, fractions: :func:`.maths.prose`); English words stay text."""
+    out = []
+    for piece, is_formula in maths.prose(text):
+        if is_formula:
+            mathml, latex = maths.text_formula(piece, slots)
+            out.append(Part(_plain(piece, slots), latex, mathml))
+        else:
+            out.append(Part(piece))
+    return tuple(out)
+
+
+def _plain(piece: str, slots: list[tuple[str, str, bool]]) -> str:
+    """The piece as the description wrote it (each slot's text as ``describe()`` printed it)."""
+    return re.sub("\x00(\\d+)\x00", lambda m: slots[int(m.group(1))][3], piece)  # type: ignore[misc]
 
 
 __all__ = ["Part", "statement"]
