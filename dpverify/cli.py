@@ -233,7 +233,7 @@ def _write_report(paths: list[str], out: str, timings: bool, run: Run) -> int:
                    err=True)
         sys.exit(2)
     from .report.summary import summary_lines
-    problem, lines = summary_lines(checked)
+    problem, lines = summary_lines(checked, where=f"each in {Path(out) / 'index.html'}")
     if problem:
         click.secho(problem, fg="red", bold=True)
     for line in lines:

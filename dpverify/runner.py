@@ -309,9 +309,10 @@ def _check_files(work: list[tuple[Path, list[Spec]]], plans: dict[int, Plan], op
     return {path: result for (path, _), result in zip(work, results)}
 
 
-MAX_PARKED = 128
-"""At most this many worker processes wait, loaded, for their turn to check: a larger catalogue is
-loaded in rounds (its total of points is then known round by round)."""
+MAX_PARKED = 64
+"""At most this many worker processes wait, loaded, for their turn to check (the 37 files of spec/ held
+about 1 GB of memory together, PSS, once loaded): a larger catalogue is loaded in rounds, and its total
+of points is then known round by round."""
 
 
 def _load_and_check(files: list[Path], options: Options, jobs: int, cache: Optional[Cache], hooks: Progress,

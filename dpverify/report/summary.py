@@ -112,7 +112,7 @@ def _plural(n: int, word: str) -> str:
     return f"{n} {word}" + ("" if n == 1 else "s")
 
 
-def problem_line(totals: Totals) -> str:
+def problem_line(totals: Totals, where: str = "each listed above") -> str:
     """The loud first line when anything failed (empty otherwise): ``"NOT AS EXPECTED: 2 claims refuted
     unexpectedly, 1 spec with an error (each listed above)"``."""
     parts = []
@@ -125,7 +125,7 @@ def problem_line(totals: Totals) -> str:
             parts.append(f"{_plural(n, 'claim')} {shown}")
     if not parts:
         return ""
-    return "NOT AS EXPECTED: " + ", ".join(parts) + " (each listed above)"
+    return "NOT AS EXPECTED: " + ", ".join(parts) + f" ({where})"
 
 
 def count_lines(totals: Totals) -> list[str]:
@@ -141,7 +141,7 @@ def count_lines(totals: Totals) -> list[str]:
     return [claims, points]
 
 
-def summary_lines(report: Report) -> tuple[str, list[str]]:
-    """(the problem line, or "", and the count lines) of ``report``."""
+def summary_lines(report: Report, where: str = "each listed above") -> tuple[str, list[str]]:
+    """(the problem line, or "", and the count lines) of ``report``; ``where`` says where the details are."""
     totals = tally(report.specs)
-    return problem_line(totals), count_lines(totals)
+    return problem_line(totals, where), count_lines(totals)
