@@ -61,10 +61,16 @@ def _finish(code: int) -> None:
 
 @main.command()
 @click.argument("paths", nargs=-1, required=True)
-@click.option("--json", "as_json", is_flag=True, help="Print one JSON document instead of the table.")
+@click.option("--json", "as_json", is_flag=True,
+              help="Print one JSON document instead of the table (its JSON Schema: dpverify/report/check.schema.json).")
 @run_options
 def check(paths: tuple[str, ...], as_json: bool, run: Run) -> None:
-    """Check every claim of the spec files under PATHS."""
+    """Check every claim of the spec files under PATHS.
+
+    Progress goes to stderr (a bar on a terminal, a line per spec file in a log; -q: none). The summary
+    counts claims and claim points by outcome, expected refutations apart. Exit codes: 0 when every
+    claim holds or is refuted as expected, 1 when one is refuted unexpectedly or undecided, 2 on an error.
+    """
     with _stoppable():
         report = _run(list(paths), run, show_progress=True, keep_specs=False, cache_line=not as_json,
                       while_waiting=_json_module if as_json else _table_modules)

@@ -87,7 +87,7 @@ _OPTIONS = [
     click.option("--scheduler", metavar="tcp://HOST:PORT", default=None, expose_value=False, callback=_scheduler,
                  help="Compute datasets' laws and screen pairs on this Dask scheduler's workers (docs/cluster.md)."),
     click.option("--verbose", "-v", count=True, help="Log how verdicts were reached (-vv: more detail)."),
-    click.option("--quiet", "-q", is_flag=True, help="Only the report and errors: no progress bar, no log."),
+    click.option("--quiet", "-q", is_flag=True, help="Only the report and errors: no progress (bar or lines), no log."),
 ]
 
 
