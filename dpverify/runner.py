@@ -294,7 +294,12 @@ def _check_files(work: list[tuple[Path, list[Spec]]], plans: dict[int, Plan], op
         for path, specs in work:
             shown, began = relative(str(path)), time.monotonic()
             hooks.started(shown)
-            out[path] = _check_file(path, specs, plans, options, lambda label, p=shown: hooks.point(p, label), cache)
+            hooks.busy(f"checking {shown}")  # no worker to wait for: no ticks until it is done
+            try:
+                out[path] = _check_file(path, specs, plans, options, lambda label, p=shown: hooks.point(p, label),
+                                        cache)
+            finally:
+                hooks.busy(None)
             hooks.finished(shown, out[path], time.monotonic() - began)
         return out
     _preload(len(work))
