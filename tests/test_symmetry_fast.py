@@ -323,3 +323,36 @@ def test_symmetric_laws_not_shown_from_the_code_are_accepted_by_the_full_check(n
     u = universe((0, 1, 2), n=2)
     assert isinstance(proof(program, u), str)
     assert check(program, u).startswith("every ordering of every multiset")
+
+
+CATCHER = """\
+def first_bad(f):
+    try:
+        f()
+    except ValueError as e:
+        return str(e)[-2]
+    return 'z'
+def drain(g):
+    try:
+        for _ in g:
+            pass
+    except ValueError as e:
+        return str(e)[-2]
+    return 'z'
+"""
+
+
+@pytest.mark.parametrize("source", [
+    "def mech(data, eps):\n    g = lambda: sum(int(s) for s in data)\n"
+    "    return dp.randomized_response(first_bad(g), eps, values=('a', 'b', 'c', 'z'))",
+    "def mech(data, eps):\n    g = (sum(int(s) for s in data) for _ in (1,))\n"
+    "    return dp.randomized_response(drain(g), eps, values=('a', 'b', 'c', 'z'))",
+])
+def test_an_error_whose_message_names_the_first_bad_record_cannot_escape_to_unread_code(source) -> None:
+    """int('a') fails on the first bad record in the data's order: a closure or generator that uses the data
+    and reaches code that is not read (which catches the error and releases its text) is refused."""
+    program = mechanism(source, extra=CATCHER)
+    u = universe(("a", "b", "c"), n=2)
+    assert isinstance(proof(program, u), str)
+    with pytest.raises(SpecError, match="symmetric=True"):
+        check(program, u)

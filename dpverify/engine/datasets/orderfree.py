@@ -58,7 +58,7 @@ VERSION = (3, 11)
 
 _PLAIN = frozenset({int, bool, str, bytes, Fraction, type(None)})
 _ORIGINAL = {name: getattr(builtins, name) for name in ("len", "sum", "sorted", "min", "max", "int", "bool",
-                                                        "abs")}
+                                                        "abs", "tuple", "list", "set", "frozenset", "any", "all")}
 _ON_DATA = frozenset({"len", "sum", "sorted", "min", "max"})
 _PURE_BUILTINS = frozenset({"int", "bool", "abs", "len", "min", "max"})
 _FORBIDDEN_NAMES = frozenset({
@@ -80,6 +80,7 @@ _PURE_OPS = frozenset({
 })
 _NESTED = {"<genexpr>": ("RETURN_GENERATOR", "YIELD_VALUE"), "<listcomp>": ("BUILD_LIST", "LIST_APPEND")}
 _COMPREHENSIONS = frozenset({"<genexpr>", "<listcomp>", "<dictcomp>", "<setcomp>"})
+_CONSUMERS = frozenset({"tuple", "list", "set", "frozenset", "sum", "min", "max", "sorted", "any", "all"})
 MAX_FUNCTIONS = 64
 """Functions analysed for one program at most (beyond: refused)."""
 
@@ -302,32 +303,123 @@ class _Analysis:
             # variables are plain
             over = j + 6 < len(ins) and self.plain_load(cx, ins[j + 3]) and ins[j + 4].opname == "GET_ITER" \
                 and ins[j + 5].opname == "PRECALL" and ins[j + 6].opname == "CALL" and ins[j + 6].arg == 0
+            if inner.co_name == "<genexpr>":  # a lazy generator: consumed at once by a builtin that catches nothing
+                head = ins[first - 1] if first >= 1 else None
+                if not (j + 8 < len(ins) and ins[j + 3].opname in _SIMPLE_LOADS | {"LOAD_GLOBAL"}
+                        and not (ins[j + 3].opname == "LOAD_GLOBAL" and ins[j + 3].arg & 1)
+                        and [x.opname for x in ins[j + 4:j + 9]] == ["GET_ITER", "PRECALL", "CALL", "PRECALL", "CALL"]
+                        and ins[j + 8].arg == 1 and head is not None and head.opname == "LOAD_GLOBAL"
+                        and head.arg & 1 and head.argval in _CONSUMERS):
+                    raise Refused(f"{where}: a generator that uses the data is not consumed at once by "
+                                  "tuple, list, set, frozenset, sum, min, max, sorted, any or all")
+                self.builtin(cx.scope, head.argval, where)
             self.code(inner, cx.scope, inner_tainted, frozenset(plain_names), over_plain=over, comprehension=True)
             self.proof.uses.append(f"a {inner.co_name[1:-1]} in {where}")
             return
         if inner.co_argcount >= 1 and self.score_of_exponential(cx, first, j + 2):
             plain_names.add(inner.co_varnames[0])  # called with the candidates only, plain values
+        elif self.exponential_score(cx, first, j + 2) is None and not self.contained(cx, first, j + 2):
+            raise Refused(f"{where}: the function {inner.co_name} that uses the data could be called, and its "
+                          "errors caught, by code that is not read (pass it straight to a dpverify primitive, or "
+                          "only call it)")
         self.code(inner, cx.scope, inner_tainted, frozenset(plain_names))
         self.proof.uses.append(f"a closure ({inner.co_name}) in {where}")
+
+    def contained(self, cx: "_Context", first: int, made: int) -> bool:
+        """Whether the function built by ``ins[first..made]`` only reaches code that is read or a dpverify
+        primitive (whose errors end the run): its first argument straight away, or stored in a local that
+        is only called (``f()``) or passed as a primitive's first argument."""
+        ins = cx.ins
+        if self.primitive_argument(cx, first, made):
+            return True
+        if made + 1 >= len(ins) or ins[made + 1].opname != "STORE_FAST":
+            return False
+        name = ins[made + 1].argval
+        if name in cx.code.co_cellvars or sum(1 for x in ins if x.argval == name and x.opname.startswith(
+                ("STORE", "DELETE"))) != 1:
+            return False
+        for p, instr in enumerate(ins):
+            if instr.argval != name or p == made + 1:
+                continue
+            if instr.opname != "LOAD_FAST":
+                return False
+            called = p >= 1 and ins[p - 1].opname == "PUSH_NULL" and p + 2 < len(ins) \
+                and ins[p + 1].opname == "PRECALL" and ins[p + 2].opname == "CALL" and ins[p + 2].arg == 0
+            if not called and not self.primitive_argument(cx, p, p):
+                return False
+        return True
+
+    def primitive_argument(self, cx: "_Context", first: int, made: int) -> bool:
+        """Whether the value built by ``ins[first..made]`` is the first argument of a call of a dpverify
+        primitive whose other arguments are simple loads."""
+        ins = cx.ins
+        if first < 1 or not self.is_primitive(cx, first - 1):
+            return False
+        k = made
+        while k + 1 < len(ins) and (ins[k + 1].opname in _SIMPLE_LOADS or ins[k + 1].opname == "KW_NAMES"
+                                    or (ins[k + 1].opname == "LOAD_GLOBAL" and not ins[k + 1].arg & 1)):
+            k += 1
+        loads = sum(1 for x in ins[made + 1:k + 1] if x.opname != "KW_NAMES")
+        return k + 2 < len(ins) and ins[k + 1].opname == "PRECALL" and ins[k + 2].opname == "CALL" \
+            and ins[k + 2].arg == 1 + loads
+
+    def is_primitive(self, cx: "_Context", at: int) -> bool:
+        """Whether ``ins[at]`` (with what precedes it) pushes a function of dpverify.dsl.primitives after a NULL."""
+        from ...dsl import primitives  # noqa: PLC0415
+        ins = cx.ins
+        instr = ins[at]
+
+        def primitive(value: Any) -> bool:
+            return type(value) is types.FunctionType and getattr(primitives, value.__name__, None) is value
+
+        if instr.opname == "LOAD_GLOBAL" and instr.arg & 1:
+            value = cx.scope.get(instr.argval, _MISSING)
+            if primitive(value):
+                self.proof.bindings.append((cx.scope, instr.argval, value))
+                return True
+            return False
+        if instr.opname == "LOAD_ATTR" and at >= 1 and ins[at - 1].opname == "LOAD_GLOBAL" and ins[at - 1].arg & 1:
+            module = cx.scope.get(ins[at - 1].argval, _MISSING)
+            value = getattr(module, instr.argval, None) if isinstance(module, types.ModuleType) else None
+            if primitive(value):
+                self.proof.bindings.append((cx.scope, ins[at - 1].argval, module))
+                self.proof.bindings.append((module.__dict__, instr.argval, value))
+                return True
+        return False
 
     def score_of_exponential(self, cx: "_Context", first: int, made: int) -> bool:
         """Whether the value built from ``ins[first]`` to ``ins[made]`` is the score argument of a call
         ``dp.exponential(CANDIDATES, <it>, ...)`` (or ``exponential(...)``) whose candidates are a plain
         constant or module-level plain value: the score then runs on plain candidates only."""
+        return self.exponential_score(cx, first, made) is True
+
+    def exponential_score(self, cx: "_Context", first: int, made: int) -> Optional[bool]:
+        """None unless the value built from ``ins[first]`` to ``ins[made]`` is the score argument of
+        ``dp.exponential(CANDIDATES, <it>, ...)`` with CANDIDATES one simple load; else whether the
+        candidates are plain (a plain constant or module-level plain value)."""
         ins = cx.ins
         if first < 3:
-            return False
+            return None
         candidates = ins[first - 1]
+        if candidates.opname not in _SIMPLE_LOADS and not (candidates.opname == "LOAD_GLOBAL"
+                                                            and not candidates.arg & 1):
+            return None
+        if not self.consumed_as_second(cx, first, made):
+            return None
         if candidates.opname == "LOAD_CONST":
-            if not plain(candidates.argval):
-                return False
-        elif candidates.opname == "LOAD_GLOBAL" and not candidates.arg & 1:
+            return plain(candidates.argval)
+        if candidates.opname == "LOAD_GLOBAL":
             value = cx.scope.get(candidates.argval, _MISSING)
             if value is _MISSING or not plain(value):
                 return False
             self.proof.bindings.append((cx.scope, candidates.argval, value))
-        else:
-            return False
+            return True
+        return False
+
+    def consumed_as_second(self, cx: "_Context", first: int, made: int) -> bool:
+        """Whether the value built by ``ins[first..made]``, pushed after one simple load that follows
+        ``dp.exponential``, is consumed by that call (as its second positional argument)."""
+        ins = cx.ins
         if not self.is_exponential(cx, first - 2):
             return False
         above, kw = 0, 0
