@@ -23,14 +23,26 @@ mechanism's first parameter, and every name bound to it in a function that recei
   inputs), stores nothing outside its frame.  Its free variables and the pure functions'
   arguments must hold plain exact values (ints, bools, strings, bytes, None, Fractions and
   tuples of them) when they run: a value of a user's class could see, through its own
-  comparison methods, the order in which the records are compared with it.  That is a runtime
-  fact, checked by :func:`watch` on every run of the program on every multiset;
+  comparison methods, the order in which the records are compared with it.  Unless the code shows
+  them plain (below), that is checked by :class:`Watch` on a run of the program on every multiset;
+* ``data.count(v)`` of a value ``v`` known plain;
 * an argument of a call ``f(..., data, ...)`` of a module-level Python function, whose code is
-  then analysed with that parameter tainted; or of a dpverify query (``dp.count``/``total``/
-  ``mean`` of record terms, and their linear combinations) called as ``query(data)`` or
-  ``score(data, y)``: the query sums exact term values, its terms pure and exact as above;
-* a variable captured by a nested function (``lambda t: score(data, t)``), whose code is then
-  analysed with the captured name tainted.
+  then analysed with that parameter tainted; or of a dpverify query called as ``query(data)`` or
+  ``score(data, y)``, or bound by ``score.on(data)`` passed straight to ``dp.exponential``: sums of
+  exact record terms (``dp.count``/``total``/``mean``), ``|q|``, ``q1 + q2`` and ``dp.query(fn)`` (fn
+  read like a function given the data); ``max_of``/``min_of`` are refused (among equal values of
+  different types, 1 and Fraction(1), the first in the data's order is returned);
+* a variable captured by a nested function (``lambda t: score(data, t)``) or a comprehension, whose
+  code is then analysed with the captured name tainted.  Its errors must not reach code that is not
+  read (``int('a')`` fails on the first bad record in the data's order, and a caller that catches the
+  error could release its text): the function must be ``dp.exponential``'s score, a primitive's first
+  argument, or a local that is only called; a generator must be consumed at once by ``tuple``,
+  ``list``, ``set``, ``frozenset``, ``sum``, ``min``, ``max``, ``sorted``, ``any`` or ``all``.
+
+Values are *known plain* from the code when they are plain constants, module-level plain values,
+parameters every call with the data passes plain, the loop variables of a comprehension over a plain
+value, or the candidates of ``dp.exponential`` seen by a score built in place with plain candidates.
+Free variables of a per-record term that are not known plain are checked when the term runs.
 
 Anything else -- indexing, slicing, iteration by any other consumer, ``enumerate``, ``zip``,
 ``reversed``, comparing or hashing the dataset, ``repr``, ``type``, ``id``, passing it to a
