@@ -2,6 +2,7 @@
 and a universe declared symmetric is checked before its laws are used."""
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Optional
@@ -85,6 +86,7 @@ class Workspace:
             datasets, _, _ = self.datasets(spec)
             how = check_symmetric(program, spec.universe, datasets, values, windows, self.options.max_work)
             self.memo[("symmetric-how", id(spec))] = how
+            logging.getLogger(__name__).info("%s: symmetric=True %s", spec.name, how)
             done.add(key)
 
     def require_symmetric(self, spec: Spec, program: Callable[..., Any], values: dict[str, Any]) -> None:
