@@ -9,6 +9,7 @@ symmetric and order-dependent pieces and holds the fast path to the full check's
 """
 from __future__ import annotations
 
+import sys
 import textwrap
 import types
 from fractions import Fraction
@@ -20,11 +21,14 @@ from hypothesis import strategies as st
 import dpverify as dp
 from dpverify.engine.datasets import symmetry
 from dpverify.engine.datasets.datasets import enumerate_datasets
-from dpverify.engine.datasets.orderfree import Proof
+from dpverify.engine.datasets.orderfree import VERSION, Proof
 from dpverify.engine.datasets.symmetry import check_symmetric, multisets, orderings, proof
 from dpverify.engine.program.work import guard
 from dpverify.errors import EnumerationTooLarge, SpecError
 from dpverify.options import Options
+
+needs_bytecode = pytest.mark.skipif(sys.version_info[:2] != VERSION, reason="orderfree reads CPython 3.11 bytecode "
+                                    "only; elsewhere every program takes the full check")
 
 PRELUDE = """\
 import dpverify as dp
@@ -113,6 +117,7 @@ SYMMETRIC = {
 }
 
 
+@needs_bytecode
 @pytest.mark.parametrize("name", list(SYMMETRIC))
 def test_symmetric_programs_are_shown_from_the_code(name) -> None:
     source, records = SYMMETRIC[name]
@@ -127,6 +132,7 @@ def test_symmetric_programs_are_shown_from_the_code(name) -> None:
     assert check(program, u, full=True).startswith("every ordering")  # the full check agrees
 
 
+@needs_bytecode
 def test_the_reach_bit_count_at_n_30_runs_no_ordering() -> None:
     program = mechanism(SYMMETRIC["bit count"][0])
     u = universe((0, 1), n=30)
@@ -137,6 +143,7 @@ def test_the_reach_bit_count_at_n_30_runs_no_ordering() -> None:
         guard(spec, spec.mechanism, spec.points[0], Options.validated(max_work=30))  # 31 datasets + 30 pairs
 
 
+@needs_bytecode
 def test_a_watched_term_costs_one_run_per_multiset_and_is_checked_when_it_runs() -> None:
     """Candidates that are not known plain from the code: each run checks the term's free values."""
     program = mechanism("def errors(data, t):\n    return sum(int(x >= t) for x in data)\n"
@@ -209,6 +216,7 @@ def test_a_float_sum_depends_on_the_order_and_is_refused() -> None:
         check(program, u)
 
 
+@needs_bytecode
 def test_a_float_term_is_not_a_pure_exact_term() -> None:
     program = mechanism("def mech(data, eps):\n"
                         "    return dp.randomized_response(sum(x * 0.1 for x in data) == 0.30000000000000004, eps)")
@@ -241,6 +249,7 @@ def first_seen():
 """
 
 
+@needs_bytecode
 def test_a_candidate_that_records_the_order_it_is_compared_in_is_caught_when_it_runs() -> None:
     """Candidates of a user's class are not plain: the term is watched, the run sees a Spy, the full check
     runs and finds the order the Spy recorded."""
@@ -257,6 +266,7 @@ def test_a_candidate_that_records_the_order_it_is_compared_in_is_caught_when_it_
         check(program, u)
 
 
+@needs_bytecode
 def test_a_nonlocal_rebinding_unmarks_a_plain_cell() -> None:
     program = mechanism("def mech(data, eps):\n    v = 1\n"
                         "    def change():\n        nonlocal v\n        v = 2\n"
@@ -304,6 +314,7 @@ def test_random_programs_agree_with_the_full_check(pieces, op) -> None:
         or isinstance(found, str)
 
 
+@needs_bytecode
 def test_a_program_that_rebinds_a_builtin_it_calls_is_refused() -> None:
     """``sum`` is not module-level when the code is read, but the program makes it so on its first run."""
     program = mechanism("def mech(data, eps):\n    global sum\n    total = sum(data)\n"
