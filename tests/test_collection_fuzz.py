@@ -11,8 +11,8 @@ item 4: ``pytest mechanisms/``), a real test module beside the folder.  Each fol
 
 - the (file, spec, claim, point, verdict) set pytest reports equals dpverify check's, outside the
   files pytest names in a collection error (and, in a folder that is not a spec folder, outside
-  test modules -- files named like one -- that also hold tests: pytest runs their tests, their
-  specs are the tests' fixtures);
+  test modules -- files named like one -- that also hold tests, or that pytest does not enter or
+  is told to ignore: test modules there are pytest's, their specs the tests' fixtures);
 - pytest names exactly the files a model of pytest's rules says it cannot take (no silent loss,
   no spurious error);
 - the exit codes agree: pytest exits 0 only when dpverify check does (a refuted claim is never
@@ -94,9 +94,10 @@ class Layout:
         return lost
 
     def fixtures_only(self) -> set[str]:
-        """Test modules with tests: pytest runs their tests and does not check their specs."""
+        """Test modules pytest does not name: with tests (it runs them and does not check their specs,
+        which are their fixtures), or where pytest does not go (as it would not for any test module)."""
         return {f"{self.folder}/{path}" for path, kind in self.files.items()
-                if self.test_module(path) and kind == "mixed"}
+                if self.test_module(path) and (kind == "mixed" or not self.collected(path))}
 
     def expected_tests(self) -> list[str]:
         """The node ids of the plain tests pytest runs."""
@@ -229,6 +230,8 @@ MECHANISMS = [  # a folder under another name given on the command line (issue 2
            python_files=None, conftest_ignores="sub/m1.py", option_ignores=None, with_tests=True, go_on=True),
     Layout(folder="mechanisms", files={"m0.py": "holds", "sub/m1.py": "refuted", "check_m2.py": "mixed"},
            python_files="check_*.py", conftest_ignores=None, option_ignores=None, with_tests=False, go_on=False),
+    Layout(folder="mechanisms", files={"test_m0.py": "mixed", ".hidden/test_m1.py": "holds", "test_m2.py": "mixed"},
+           python_files=None, conftest_ignores=None, option_ignores=None, with_tests=False, go_on=False),
 ]
 
 
@@ -237,6 +240,7 @@ MECHANISMS = [  # a folder under another name given on the command line (issue 2
 @example(layout=MECHANISMS[0])
 @example(layout=MECHANISMS[1])
 @example(layout=MECHANISMS[2])
+@example(layout=MECHANISMS[3])  # found by the long run: a test module pytest does not enter is not a spec file
 def test_pytest_checks_what_dpverify_check_checks(pytester, layout: Layout) -> None:
     run_case(pytester, layout)
 
