@@ -228,8 +228,8 @@ def _last_failed_found(spec_file: "SpecFile", report: pytest.CollectReport) -> N
     of loading every one: it looks for the failures among a file's direct children, and a spec
     file's are its specs (the claim points one level down).  pytest sorts the files with failures
     first, so they are collected before the others it can then skip.  Where pytest's plugin is not
-    the one this was written against (pytest 8 and 9), nothing happens: --lf still deselects the
-    points that passed, it only loads every file."""
+    the one this was written against (pytest 9.0's ``LFPluginCollWrapper``), nothing happens: --lf
+    still deselects the points that passed, it only loads every file."""
     config = spec_file.config
     if not config.getoption("lf", False) or report.outcome != "passed":
         return
