@@ -13,7 +13,6 @@ import sys
 import textwrap
 from pathlib import Path
 
-import markupsafe
 import pytest
 import sympy
 from click.testing import CliRunner

@@ -49,6 +49,7 @@ class Pairs:
     """A list of label: value lines (a witness, a counterexample, metadata)."""
 
     items: tuple[tuple[str, str], ...]
+    prose: bool = False  # values are checks' sentences: typeset (Greek letters, ≤, raised exponents)
     type: str = field(default="pairs", init=False)
 
 

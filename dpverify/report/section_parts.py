@@ -96,7 +96,7 @@ def point_messages(claim: ClaimResult, ctx: Context) -> list[Block]:
     if len(claim.points) < 2:
         return []
     rest = tuple((params(p), ctx.text(p.message)) for p in claim.points if not boxed(p))
-    return [Heading("Messages per grid point"), Pairs(rest)] if rest else []
+    return [Heading("Messages per grid point"), Pairs(rest, prose=True)] if rest else []
 
 
 def density_at(output: Any) -> str:
