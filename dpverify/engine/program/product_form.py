@@ -15,7 +15,11 @@ run is an argmax, from the program's own behaviour:
   noise and comparisons of noisy values (no other draw, no released noisy
   value, no symbolic parameter; anything else raises :class:`Unsupported`),
   recording each path's noise variables, constraints and output.  No integral
-  is computed, so a path costs a few tens of microseconds.
+  is computed, so a path costs a few tens of microseconds.  Its noise state
+  (:class:`_ArgmaxState`) follows only comparisons of two values on variables
+  no earlier comparison connected, and the first path's noise laws are checked
+  once and compared field by field on every later path (:func:`same_laws`):
+  noisy max over {0,1,2}^8 executes 839,808 paths (bench/bench_noisy_max.py).
 * :func:`argmax_law` recognises the paths: every path draws the same
   variables x_1..x_m, compares no value with a constant, and its comparisons
   form a spanning tree in which every edge orders its two ends (x_a - x_b > l
