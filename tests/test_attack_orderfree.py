@@ -464,6 +464,54 @@ def build(symmetric):
 attack = build(True)
 truth = build(False)
 '''
+SOURCES['score_closure_through_binary_op'] = r'''"""Attack 11 (static): the score closure of dp.exponential is trusted to be called with the plain
+candidates only, because a stack simulation (consumed_as_second) says it is exponential's second
+argument.  `(lambda y: ...) + WRAP` passes the closure to WRAP.__radd__ instead (a BINARY_OP pops
+the closure, and the simulation counts it as the operand's result), which calls the score with an
+object that sees, through ==, the records in the data's order; WRAP returns the real score."""
+from sympy import Rational
+
+import dpverify as dp
+
+eps = dp.symbol("eps", positive=True)
+CANDIDATES = (0, 1)
+
+
+class Peek:
+    def __init__(self):
+        self.seen = []
+
+    def __eq__(self, other):
+        self.seen.append(other)
+        return False
+
+    __hash__ = None
+
+
+class Wrap:
+    def __radd__(self, score):
+        peek = Peek()
+        score(peek)                      # the records, in the order of the data
+        best = 1 if peek.seen[0] == min(peek.seen) else 0
+        return lambda y: 10 if y == best else 0
+
+
+WRAP = Wrap()
+
+
+def mech(data, eps):
+    return dp.exponential(CANDIDATES, (lambda y: sum(1 for x in data if x == y)) + WRAP, eps, sensitivity=1)
+
+
+def build(symmetric):
+    return dp.spec(mech, name=f"plus_{symmetric}",
+                   universe=dp.universe([0, 1], n=2, neighbours=dp.REPLACE_ONE, symmetric=symmetric),
+                   grid={eps: [Rational(1, 2)]}, claims=[dp.private(Rational(1, 10))])
+
+
+attack = build(True)
+truth = build(False)
+'''
 # name -> (open on the order-free path only?, why); None: open on every Python version
 OPEN: dict[str, tuple] = {
     'globals_shadow_restored': (True, 'the mechanism shadows `sorted` in its module through a globals() alias during each run and restores it; the analysis runs after the laws and the bindings are only compared at the end'),
@@ -475,6 +523,7 @@ OPEN: dict[str, tuple] = {
     'code_swapped': (True, "a helper that receives no data (never read) swaps an analysed function's __code__ for each run; bindings compare the function object only"),
     'shared_code_closure_float': (True, 'pure_function tests the pure_done memo (keyed by code) before the closure/defaults check: a second closure of the same code capturing a float is never checked'),
     'watched_names_overwritten': (True, "comprehension() overwrites proof.watched[code] with the last analysis' unknown names: a free variable that must be watched for one closure is dropped by the analysis of another closure of the same code"),
+    'score_closure_through_binary_op': (True, 'consumed_as_second counts a BINARY_OP as popping one value: `(lambda y: ...) + WRAP` hands the score closure, trusted to see plain candidates only, to WRAP.__radd__, which calls it with an object that sees the records in order'),
 }
 CONTROLS = ['watched_user_object', 'float_closure_alone', 'watched_float_alone']
 
