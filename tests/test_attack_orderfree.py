@@ -512,6 +512,53 @@ def build(symmetric):
 attack = build(True)
 truth = build(False)
 '''
+SOURCES['query_fn_default_taken_plain'] = r'''"""Attack 12 (static): dp.query(fn) with fn(d, w=RECORDER).  _arity counts only parameters without
+defaults, so the query is not a score and runs fn(data): w is its default, a user's object.  The
+analysis, for q(data) with no candidate, takes candidate_plain = all([]) = True and marks fn's
+SECOND parameter known plain, so the per-record term x * w is not watched; w sees the records in
+the data's order.  (With a float default the law is refused by the float guard, but the
+declaration is still accepted from the code.)"""
+from sympy import Rational
+
+import dpverify as dp
+
+eps = dp.symbol("eps", positive=True)
+
+
+class Recorder:
+    def __init__(self):
+        self.seen = []
+
+    def __rmul__(self, x):
+        self.seen.append(x)
+        return 0
+
+    def first_and_reset(self):
+        first, self.seen = self.seen[0], []
+        return first
+
+
+def first_of(d, w=Recorder()):
+    sum(x * w for x in d)
+    return w.first_and_reset()
+
+
+q = dp.query(first_of)
+
+
+def mech(data, eps):
+    return dp.randomized_response(1 if q(data) == min(data) else 0, eps)
+
+
+def build(symmetric):
+    return dp.spec(mech, name=f"qdefault_{symmetric}",
+                   universe=dp.universe([0, 1], n=2, neighbours=dp.REPLACE_ONE, symmetric=symmetric),
+                   grid={eps: [Rational(1, 2)]}, claims=[dp.private(Rational(1, 10))])
+
+
+attack = build(True)
+truth = build(False)
+'''
 # name -> (open on the order-free path only?, why); None: open on every Python version
 OPEN: dict[str, tuple] = {
     'globals_shadow_restored': (True, 'the mechanism shadows `sorted` in its module through a globals() alias during each run and restores it; the analysis runs after the laws and the bindings are only compared at the end'),
@@ -524,6 +571,7 @@ OPEN: dict[str, tuple] = {
     'shared_code_closure_float': (True, 'pure_function tests the pure_done memo (keyed by code) before the closure/defaults check: a second closure of the same code capturing a float is never checked'),
     'watched_names_overwritten': (True, "comprehension() overwrites proof.watched[code] with the last analysis' unknown names: a free variable that must be watched for one closure is dropped by the analysis of another closure of the same code"),
     'score_closure_through_binary_op': (True, 'consumed_as_second counts a BINARY_OP as popping one value: `(lambda y: ...) + WRAP` hands the score closure, trusted to see plain candidates only, to WRAP.__radd__, which calls it with an object that sees the records in order'),
+    'query_fn_default_taken_plain': (True, 'query_parts marks an Opaque fn\'s second parameter known plain when q(data) has no candidate (all([]) is True), though fn(data) leaves it at its default, a user\'s object'),
 }
 CONTROLS = ['watched_user_object', 'float_closure_alone', 'watched_float_alone']
 
