@@ -14,6 +14,7 @@ from __future__ import annotations
 import itertools
 import math
 from collections.abc import Callable
+from fractions import Fraction
 from dataclasses import dataclass
 
 import numpy as np
@@ -136,6 +137,20 @@ def _pairs(universe: Universe, datasets: list[tuple]) -> tuple[np.ndarray, np.nd
         return arr[:, 0], arr[:, 1]
     if universe.neighbours is Neighbours.REPLACE_ONE and not universe.symmetric:
         return _replace_one_sequences(universe)
+    rel = universe.neighbours
+    if universe.symmetric and (rel is linf_one or rel is l1_one) \
+            and all(type(r) in (int, Fraction) for r in universe.records):
+        # multisets are neighbours when SOME orderings of them are: for the l1 and l_inf distances the
+        # closest orderings are both sorted by value (the sorted matching minimises the sum and the
+        # maximum of |a_i - b_pi(i)|), whatever order the universe lists the records in
+        by_value = [tuple(sorted(d)) for d in datasets]
+        found = _answer_pairs(rel, by_value) if all(type(r) is int for r in universe.records) \
+            else _custom_pairs(rel, by_value)
+        return _as_arrays(found)
+    if universe.symmetric and not isinstance(rel, Neighbours):
+        # a relation on tuples may depend on the order of the records, and a multiset is represented by one
+        # sorted ordering: two multisets are neighbours when SOME orderings of them are related
+        return _as_arrays(_custom_multiset_pairs(rel, datasets))
     index = {d: i for i, d in enumerate(datasets)}
     order = {r: i for i, r in enumerate(universe.records)}
     canon = (lambda d: tuple(sorted(d, key=order.__getitem__))) if universe.symmetric else (lambda d: d)
@@ -157,6 +172,10 @@ def _pairs(universe: Universe, datasets: list[tuple]) -> tuple[np.ndarray, np.nd
                     j = index.get(other)
                     if j is not None and j != i:
                         pairs.add((min(i, j), max(i, j)))
+    return _as_arrays(pairs)
+
+
+def _as_arrays(pairs: set[tuple[int, int]]) -> tuple[np.ndarray, np.ndarray]:
     if not pairs:
         return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
     arr = np.array(sorted(pairs), dtype=np.int64)
@@ -192,6 +211,17 @@ def _custom_pairs(rel: Callable[[tuple, tuple], bool], datasets: list[tuple]) ->
     pairs: set[tuple[int, int]] = set()
     for i, j in itertools.combinations(range(len(datasets)), 2):
         if _related(rel, datasets[i], datasets[j]) or _related(rel, datasets[j], datasets[i]):
+            pairs.add((i, j))
+    return pairs
+
+
+def _custom_multiset_pairs(rel: Callable[[tuple, tuple], bool], datasets: list[tuple]) -> set[tuple[int, int]]:
+    """Pairs (i < j) of multisets with rel(x, x') or rel(x', x) for some ordering x of one and x' of the
+    other (as many questions as the relation is asked on the sequences themselves)."""
+    orders = [sorted(set(itertools.permutations(d)), key=repr) for d in datasets]
+    pairs: set[tuple[int, int]] = set()
+    for i, j in itertools.combinations(range(len(datasets)), 2):
+        if any(_related(rel, x, y) or _related(rel, y, x) for x in orders[i] for y in orders[j]):
             pairs.add((i, j))
     return pairs
 
