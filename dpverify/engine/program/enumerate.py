@@ -19,17 +19,22 @@ state -- which is the contract for mechanism programs.
 from __future__ import annotations
 
 import contextvars
+import dataclasses
 import math
 import random
 from collections.abc import Callable, Hashable
+from fractions import Fraction
 from typing import Any, Optional
+
+import sympy
 
 from ...errors import EnumerationTooLarge, SpecError
 from . import contract  # importing it installs the guards, before any spec file is imported
 from .backend import Backend
 from .parameter import ParameterBranch, program_value
 from .run import ACTIVE
-from ..continuous.tails import engine_keys
+from ..continuous.tails import TailInt, engine_keys
+from ...dsl import laws as _laws
 
 Distribution = dict
 """An exact output distribution: output -> weight (a backend number)."""
@@ -70,6 +75,9 @@ class Session:
         self.arguments: dict[tuple, dict] = {}
         self.outputs: dict[Any, tuple] = {}
         self.branch: Optional[ParameterBranch] = None  # a symbolic parameter's value was used (.parameter)
+        self.keyed = False  # runs record an exact description of their law (see :func:`branch_token`)
+        self.last_key: Optional[Hashable] = None  # ... the last top-level run's, or None
+        self.token_ids: dict[Hashable, int] = {}  # token -> its number (holding the branch lists it names)
 
     def convert(self, params: dict) -> dict:
         """The parameters as the program receives them: the same exact values in every reading.
@@ -185,6 +193,9 @@ class Runner:
         self._probe: Optional[random.Random] = None  # set while estimating the branch count
         self._trail: Optional[list] = None  # the branch lists along the current path, when tracing
         self.noise: Any = None  # the run's continuous noise (see .noise), created on first use
+        self._tokens: Optional[dict] = {} if session.keyed else None  # prefix -> exact token of its branches
+        self._token_trail: list = []
+        self.law_key: Optional[Hashable] = None  # after distribution(): an exact description of the law
 
     def draw(self, make: Callable[[], Any]) -> Any:
         """Called by a primitive inside a run: return the value of the current branch.
@@ -203,11 +214,19 @@ class Runner:
         branches = self._branches.get(prefix)
         if branches is None:
             law = make()
+            scores = None
+            if self._tokens is not None and type(law) is _laws.Exponential:
+                scores = _Scores(law.score)
+                law = _with_score(law, scores)
             branches = LAWS[type(law)](law, self.session)
             if not branches:
                 raise SpecError(f"{law.name} has no outcome with positive probability",
                                 "check its arguments: every primitive needs at least one possible value")
             self._branches[prefix] = branches
+            if self._tokens is not None:  # the session numbers distinct tokens: leaves hold small ints
+                found = branch_token(law, branches, scores)
+                ids = self.session.token_ids
+                self._tokens[prefix] = None if found is None else ids.setdefault(found, len(ids))
         if depth < len(self._path):
             index = self._path[depth]
         else:
@@ -218,6 +237,8 @@ class Runner:
         self._weight = weight if self._weight is None else self._weight * weight
         if self._trail is not None:
             self._trail.append(branches)
+        if self._tokens is not None:
+            self._token_trail.append(self._tokens[prefix])
         return value
 
     def distribution(self, program: Callable[[], Any]) -> Distribution:
@@ -228,6 +249,9 @@ class Runner:
         budget = LEAF_BUDGET.get()
         ticket = contract.WATCHDOG.watch()
         trace = TRACE.get()
+        keyed = self._tokens is not None
+        described: Optional[list] = [] if keyed else None
+        self.law_key = None
         try:
             while True:
                 leaves += 1
@@ -242,7 +266,10 @@ class Runner:
                 ticket.leaves = leaves
                 if trace is not None:
                     self._trail = []
+                if keyed:
+                    self._token_trail = []
                 output = self._execute(program)
+                trail = self._token_trail
                 if ticket.fired:  # the program caught the safety net's exception and went on
                     raise contract.escaped(contract.WallClockLimit())
                 if trace is not None:
@@ -256,6 +283,12 @@ class Runner:
                 weight = self.backend.num(1) if self._weight is None else self._weight
                 with engine_keys():  # the engine keys lumped tails; spec code may not hash them (.tails)
                     _hashable(output, self.session)
+                    if described is not None:
+                        leaf = _leaf(output, self._path, trail) if self.noise is None else None
+                        if leaf is None:
+                            described = None
+                        else:
+                            described.append(leaf)
                     if self.noise is not None:
                         output, weight = self.noise.finish(output, weight, self.session)
                         if not hasattr(weight, "terms") and self.backend.is_zero(weight):
@@ -271,6 +304,8 @@ class Runner:
         finally:
             contract.WATCHDOG.release(ticket)
             ACTIVE.reset(token)
+        if described is not None:
+            self.law_key = ("leaves", tuple(described))
         return result
 
     def _execute(self, program: Callable[[], Any]) -> Any:
@@ -324,6 +359,145 @@ class Runner:
             self._path.pop()
             self._sizes.pop()
         return False
+
+
+class _Unkeyable(Exception):
+    """A value with no exact, complete description here: the law it enters is grouped with no other."""
+
+
+class _Same:
+    """A branch list compared by identity: the session's cache hands the same list to every run that gives
+    a primitive the same arguments (under its key), and holding it here keeps its id from being reused."""
+
+    __slots__ = ("branches",)
+
+    def __init__(self, branches: list) -> None:
+        self.branches = branches
+
+    def __eq__(self, other: Any) -> bool:
+        return type(other) is _Same and other.branches is self.branches
+
+    def __hash__(self) -> int:
+        return id(self.branches)
+
+
+class _Scores:
+    """An exponential mechanism's score function, recording every call (argument, value) in order, so
+    that the exact scores the primitive read are the ones its token holds (no second call)."""
+
+    __slots__ = ("score", "calls", "query")
+
+    def __init__(self, score: Callable[[Any], Any]) -> None:
+        self.score = score
+        self.calls: list = []
+        self.query = getattr(score, "query", score)  # what the primitive keys a derived sensitivity's note by
+
+    def __call__(self, candidate: Any) -> Any:
+        value = self.score(candidate)
+        self.calls.append((candidate, value))
+        return value
+
+
+_DIRECT = tuple(f.name for f in dataclasses.fields(_laws.Exponential)) == (
+    "candidates", "score", "eps", "sensitivity", "name", "derived")
+
+
+def _with_score(law: Any, score: Any) -> Any:
+    """``law`` (an Exponential) with another score function; built directly when its fields are the ones
+    known here (dataclasses.replace costs as much as the rest of a draw)."""
+    if not _DIRECT or type(law) is not _laws.Exponential:
+        return dataclasses.replace(law, score=score)
+    return _laws.Exponential(law.candidates, score, law.eps, law.sensitivity, law.name, law.derived)
+
+
+def _exact(value: Any) -> Hashable:
+    """An exact number as a key: equal keys are equal numbers of the same kind, read alike by every reading
+    (ints, Fractions and sympy Rationals as one exact rational; floats by their exact text; other sympy
+    expressions structurally, when they hold no sympy Float).  Anything else is unkeyable."""
+    kind = type(value)
+    if kind is Fraction:  # (numerator, denominator) in lowest terms: ints hash faster than Fractions
+        return ("q", value.numerator, value.denominator)
+    if kind is int:
+        return ("q", value, 1)
+    if kind is bool:
+        return ("bool", value)
+    if kind is float:
+        if value != value:
+            raise _Unkeyable
+        return ("float", repr(value))
+    if isinstance(value, sympy.Rational):
+        return ("q", int(value.p), int(value.q))
+    if isinstance(value, sympy.Basic) and not value.has(sympy.Float):  # Floats of one value, other precisions
+        return ("sympy", value)
+    raise _Unkeyable
+
+
+_PLAIN = (int, bool, str, bytes, type(None), Fraction)
+
+
+def _plain(value: Any) -> Hashable:
+    """A value of builtin kinds (numbers, text, None, tuples and frozensets of them, lumped tails) as a key:
+    equal keys are values of the same types that are equal, and ``==`` among such values is an equivalence
+    (it merges outputs and branches the same way wherever it is used).  Other values are unkeyable: a
+    user's class may define ``==`` and ``hash`` any way at all."""
+    kind = type(value)
+    if kind in _PLAIN:
+        return (kind, value)
+    if kind is float:
+        if value != value:
+            raise _Unkeyable
+        return (float, repr(value))
+    if kind is tuple:
+        return (tuple, tuple(_plain(x) for x in value))
+    if kind is frozenset:
+        return (frozenset, frozenset(_plain(x) for x in value))
+    if kind is TailInt:
+        return (TailInt, value.bound, value.side)
+    raise _Unkeyable
+
+
+def branch_token(law: Any, branches: list, scores: Optional[_Scores] = None) -> Optional[Hashable]:
+    """An exact, complete description of the branch list ``branches`` that the primitive ``law`` gave, or
+    None.  Equal tokens (within one session) mean the same values with exactly the same weights:
+
+    * a list the session's cache handed out is compared by identity, which pins its cache key (candidates,
+      values, windows, exact scores); the parts of that key that are enclosures (eps, the sensitivity,
+      a geometric base, scores that are not rationals) are added as exact numbers;
+    * a list computed afresh (categorical, subset) is described by its arguments: values of builtin
+      kinds and exact probabilities.
+    Other primitives (a rejection loop, a comparison with noise) have no token."""
+    try:
+        kind = type(law)
+        if kind is _laws.Exponential:
+            if scores is None or len(scores.calls) != len(law.candidates) or any(
+                    called is not candidate for (called, _), candidate in zip(scores.calls, law.candidates)):
+                return None
+            return ("exponential", _Same(branches), _exact(law.eps), _exact(law.sensitivity),
+                    tuple(_exact(value) for _, value in scores.calls))
+        if kind is _laws.RandomizedResponse:
+            return ("rr", _Same(branches), _exact(law.eps))
+        if kind is _laws.Geometric:
+            return ("geometric", _Same(branches), _exact(law.a))
+        if kind is _laws.Categorical:
+            return ("categorical", tuple((_plain(v), _exact(p)) for v, p in law.items))
+        if kind is _laws.Subset:
+            if type(law.m) is not int:
+                return None
+            return ("subset", _plain(law.data), law.m)
+    except _Unkeyable:
+        return None
+    return None
+
+
+def _leaf(output: Any, path: list, trail: list) -> Optional[tuple]:
+    """One leaf of a run's tree, exactly: its output, the branches it took and the tokens of the branch
+    lists along its path (None when one of them has none)."""
+    if None in trail:
+        return None
+    try:
+        return (_plain(output), tuple(path), tuple(trail))
+    except _Unkeyable:
+        return None
 
 
 def _hashable(output: Any, session: Session) -> None:

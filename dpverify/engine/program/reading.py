@@ -52,6 +52,7 @@ def _call(program: Callable[..., Any], data: tuple, params: Mapping[str, Any],
     code = getattr(program, "__code__", None)
     filename = code.co_filename if code else "<mechanism>"
     first_line = code.co_firstlineno if code else None
+    session.last_key = None
     try:
         with journal() as raised:
             try:
@@ -59,7 +60,9 @@ def _call(program: Callable[..., Any], data: tuple, params: Mapping[str, Any],
                 run = lambda: call_with(program, data, kwargs)  # noqa: E731
                 law = product_form.distribution(run, session)  # an argmax in m integrals, when recognised
                 if law is None:
-                    law = Runner(session).distribution(run)
+                    runner = Runner(session)
+                    law = runner.distribution(run)
+                    session.last_key = runner.law_key
             except Exception as exc:
                 if session.branch is not None:  # a parameter's value was used, whatever the program did next
                     raise session.branch from None
@@ -106,12 +109,19 @@ def mass(weight: Any, backend: Backend) -> Any:
     return weight.mass(backend) if isinstance(weight, Density) else weight
 
 
-def law_key(law: Distribution, backend: Backend, index: int) -> Hashable:
-    """What identical laws share, for grouping them: every output with its weight's exact key, when the
-    reading pins every weight down (a point enclosure is one exact binary number); else the dataset's own
-    ``index``, so the law is grouped with no other.  Equal enclosures that are not points prove nothing:
-    Bernoulli(p) and Bernoulli(p (1 - 10^-60)) can share them at 50 digits, and a law merged with another
-    by mistake drops the pair between them (every divergence claim would hold on it vacuously)."""
+def law_key(law: Distribution, backend: Backend, index: int, described: Optional[Hashable] = None) -> Hashable:
+    """What identical laws share, for grouping them.
+
+    ``described``: the run's exact description of the law (:attr:`.enumerate.Runner.law_key`: every leaf's
+    output, the branches it took and an exact token of each branch list along its path -- the same
+    primitive arguments as exact numbers), when it has one: equal descriptions are equal laws, weight for
+    weight, whatever the enclosures.  Else every output with its weight's exact key, when the reading pins
+    every weight down (a point enclosure is one exact binary number); else the dataset's own ``index``, so
+    the law is grouped with no other.  Equal enclosures that are not points prove nothing: Bernoulli(p)
+    and Bernoulli(p (1 - 10^-60)) can share them at 50 digits, and a law merged with another by mistake
+    drops the pair between them (every divergence claim would hold on it vacuously)."""
+    if described is not None:
+        return described
     key = []
     for output, weight in law.items():
         found = weight.exact_key(backend) if isinstance(weight, Density) else backend.exact_key(weight)
@@ -141,6 +151,10 @@ def distribution(program: Callable[..., Any], data: tuple, params: Mapping[str, 
     return law
 
 
+GROUPING = True
+"""Whether :func:`all_distributions` groups identical laws by default (tests turn it off to compare)."""
+
+
 @dataclass
 class Table:
     """Every dataset's output law, computed once, with identical laws grouped.
@@ -158,16 +172,23 @@ class Table:
 
 
 def all_distributions(program: Callable[..., Any], datasets: list[tuple], params: Mapping[str, sympy.Expr],
-                      dps: int, progress: Optional[Callable[[int], None]] = None) -> Table:
-    """Compute each dataset's law once, in certified interval arithmetic at ``dps`` digits."""
+                      dps: int, progress: Optional[Callable[[int], None]] = None,
+                      group: Optional[bool] = None) -> Table:
+    """Compute each dataset's law once, in certified interval arithmetic at ``dps`` digits; with ``group``
+    (default: :data:`GROUPING`), laws proved identical are kept once (see :func:`law_key`); without, one
+    law per dataset (the reference tests/test_law_grouping.py holds the grouping to)."""
+    group = GROUPING if group is None else group
     backend = IntervalBackend(dps)
     session = Session(backend)
+    session.keyed = group
     laws: list[Optional[Distribution]] = [None] * len(datasets)
+    described: list[Optional[Hashable]] = [None] * len(datasets)
     seen_version: list[int] = [0] * len(datasets)
     todo = list(range(len(datasets)))
     while todo:
         for count, i in enumerate(todo):
             laws[i] = _call(program, datasets[i], params, session)
+            described[i] = session.last_key
             seen_version[i] = session.window_version
             if progress is not None and count % 64 == 63:
                 progress(64)
@@ -177,7 +198,7 @@ def all_distributions(program: Callable[..., Any], datasets: list[tuple], params
     law_of = []
     unique: list[Distribution] = []
     for index, law in enumerate(laws):
-        key = law_key(law, backend, index)
+        key = law_key(law, backend, index, described[index]) if group else ("dataset", index)
         if key not in distinct:
             distinct[key] = len(unique)
             unique.append(law)
