@@ -211,7 +211,10 @@ def run_case(pytester, layout: Layout) -> None:
         assert not any(v[0] in fixtures for v in found), shown
         assert sorted(others) == layout.expected_tests(), shown
         failing = named or any(v[4] == "refuted" for v in found)
-        assert code == (pytest.ExitCode.TESTS_FAILED if failing else pytest.ExitCode.OK), shown
+        if not named and not found and not others:  # only test modules pytest does not take: "no tests ran"
+            assert code == pytest.ExitCode.NO_TESTS_COLLECTED, shown
+        else:
+            assert code == (pytest.ExitCode.TESTS_FAILED if failing else pytest.ExitCode.OK), shown
     # a refuted claim is never hidden (but in a test module's fixtures outside spec folders)
     hidden = {v for v in checked if v[0] not in fixtures and v[4] == "refuted"}
     assert not (hidden and code == 0), shown
@@ -232,6 +235,8 @@ MECHANISMS = [  # a folder under another name given on the command line (issue 2
            python_files="check_*.py", conftest_ignores=None, option_ignores=None, with_tests=False, go_on=False),
     Layout(folder="mechanisms", files={"test_m0.py": "mixed", ".hidden/test_m1.py": "holds", "test_m2.py": "mixed"},
            python_files=None, conftest_ignores=None, option_ignores=None, with_tests=False, go_on=False),
+    Layout(folder="mechanisms", files={"test_m0.py": "holds"}, python_files=None, conftest_ignores=None,
+           option_ignores="test_m0.py", with_tests=False, go_on=False),
 ]
 
 
@@ -241,6 +246,7 @@ MECHANISMS = [  # a folder under another name given on the command line (issue 2
 @example(layout=MECHANISMS[1])
 @example(layout=MECHANISMS[2])
 @example(layout=MECHANISMS[3])  # found by the long run: a test module pytest does not enter is not a spec file
+@example(layout=MECHANISMS[4])  # found by the long run: nothing to collect exits 5 ("no tests ran"), not 0
 def test_pytest_checks_what_dpverify_check_checks(pytester, layout: Layout) -> None:
     run_case(pytester, layout)
 
