@@ -584,6 +584,25 @@ def _fix(name: str, how: str) -> None:
 
 _fix('order_dependent_neighbours', 'datasets._pairs relates two multisets when some orderings of them are related '
      '(l1_one/linf_one: the sorted-by-value orderings, the closest ones)')
+for _name, _how in {
+    'globals_shadow_restored': 'the whole program is read before the runs: the store to a subscript of a '
+                               'module-level dict (the globals() alias) refuses the fast path',
+    'settrace_off': 'a module-level alias of sys.settrace is a builtin that is not read: refused',
+    'closure_cell_swapped': 'every function the program reaches is read; the sibling closure assigns a variable '
+                            'of another function (STORE_DEREF of a free variable): refused',
+    'frame_by_aliases': 'module-level aliases of _getframe and attrgetter are callables that are not read: refused',
+    'function_builtins': "each read function's own __builtins__ must be the builtins module's dict",
+    'code_swapped': 'the helper that swaps __code__ is reached, so read: the attribute __code__ refuses it; '
+                    "after the runs every read function's code, defaults and cells are compared too",
+    'shared_code_closure_float': "pure_function checks every function object's captured values and defaults "
+                                 'before the memo on its code',
+    'watched_names_overwritten': 'the names watched for one code object are added to, never overwritten',
+    'score_closure_through_binary_op': 'consumed_as_second: an operator that pops the score function means it is '
+                                       'not consumed by dp.exponential',
+    'query_fn_default_taken_plain': "an Opaque query's second parameter is known plain only when the query is "
+                                    'called with a plain candidate',
+}.items():
+    _fix(_name, _how)
 CONTROLS = ['watched_user_object', 'float_closure_alone', 'watched_float_alone']
 
 

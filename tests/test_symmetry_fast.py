@@ -259,9 +259,14 @@ def test_a_candidate_that_records_the_order_it_is_compared_in_is_caught_when_it_
                         "    return (chosen.t, first_seen())", extra=SPY)
     u = universe((0, 1, 2), n=3)
     found = proof(program, u)
-    assert isinstance(found, Proof) and found.needs_runs
-    datasets = enumerate_datasets(u)
-    assert symmetry._watched_runs(program, datasets, {"eps": 1}, {}, found) is not None  # a Spy was seen
+    # the program reaches a user's object (its comparison methods are code that is not read): refused before
+    # any run -- or, were it accepted, watched and caught when it runs
+    if isinstance(found, Proof):
+        assert found.needs_runs
+        datasets = enumerate_datasets(u)
+        assert symmetry._watched_runs(program, datasets, {"eps": 1}, {}, found) is not None  # a Spy was seen
+    else:
+        assert "Spy" in found and "not read" in found
     with pytest.raises(SpecError, match="symmetric=True"):
         check(program, u)
 
@@ -272,7 +277,8 @@ def test_a_nonlocal_rebinding_unmarks_a_plain_cell() -> None:
                         "    def change():\n        nonlocal v\n        v = 2\n"
                         "    return dp.geometric(sum(1 for x in data if x == v), dp.exp(eps), lower=0, upper=3)")
     found = proof(program, universe((0, 1, 2), n=2))
-    assert isinstance(found, Proof) and found.needs_runs  # v is watched, not assumed plain
+    # refused (a function assigns a variable of another one), or v watched, never assumed plain
+    assert (isinstance(found, Proof) and found.needs_runs) or "assigns the variable 'v'" in found
 
 
 def test_the_fallback_is_refused_up_front_when_its_orderings_exceed_the_limit() -> None:
@@ -319,7 +325,7 @@ def test_a_program_that_rebinds_a_builtin_it_calls_is_refused() -> None:
     """``sum`` is not module-level when the code is read, but the program makes it so on its first run."""
     program = mechanism("def mech(data, eps):\n    global sum\n    total = sum(data)\n"
                         "    sum = lambda d: d[0]\n    return dp.geometric(total, dp.exp(eps), lower=0, upper=2)")
-    assert "assigns the module-level name" in proof(program, universe((0, 1, 2), n=2))
+    assert "STORE_GLOBAL 'sum'" in proof(program, universe((0, 1, 2), n=2))
 
 
 NOT_SHOWN = {

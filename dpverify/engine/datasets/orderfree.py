@@ -119,13 +119,19 @@ class Proof:
     """code object -> names that must hold plain exact values whenever a frame of it runs."""
     bindings: list[tuple[dict, str, Any]] = field(default_factory=list)
     """(globals, name, value) resolved by the analysis: the same objects must be there at run time."""
+    functions: list[tuple] = field(default_factory=list)
+    """(function, __code__, __defaults__, __kwdefaults__ items, cell contents) of every function read: the
+    same objects after the runs, or the proof is dropped."""
 
     @property
     def needs_runs(self) -> bool:
         return bool(self.watched)
 
     def bindings_hold(self) -> bool:
-        return all(scope.get(name, _MISSING) is value for scope, name, value in self.bindings)
+        """Whether every name the analysis resolved, and every function it read (code, defaults, cells),
+        is still the very object it read."""
+        return all(scope.get(name, _MISSING) is value for scope, name, value in self.bindings) \
+            and all(_same(_snapshot(entry[0]), entry) for entry in self.functions)
 
     def describe(self) -> str:
         return ", ".join(dict.fromkeys(self.uses)) or "no use of the data"
@@ -149,6 +155,7 @@ def analyse(program: Callable[..., Any], records: tuple) -> Proof:
     code = program.__code__
     if code.co_argcount < 1:
         raise Refused(f"{code.co_name} takes its dataset through *args")
+    _Reach(analysis.proof).read(program)
     analysis.code(code, program.__globals__, {code.co_varnames[0]}, frozenset())
     return analysis.proof
 
@@ -290,7 +297,7 @@ class _Analysis:
         self.pure(inner, cx.scope, kind=inner.co_name)
         unknown = tuple(x.argval for x in captured if x.argval not in cx.plain)
         if unknown:  # free variables not known plain: checked when it runs
-            self.proof.watched[inner] = unknown
+            self.watch(inner, unknown)
         self.proof.uses.append(f"sum({inner.co_name[1:-1]} of a pure term) in {where}")
 
     def captured(self, cx: "_Context", i: int) -> None:
@@ -441,13 +448,22 @@ class _Analysis:
                 above += 1
             elif op == "LOAD_GLOBAL":
                 above += 2 if instr.arg & 1 else 1
-            elif op in ("LOAD_ATTR", "PRECALL", "UNARY_NEGATIVE", "UNARY_NOT", "UNARY_INVERT", "NOP"):
+            elif op in ("PRECALL", "NOP"):
                 pass
+            elif op in ("LOAD_ATTR", "UNARY_NEGATIVE", "UNARY_NOT", "UNARY_INVERT"):
+                if above < 1:  # it would act on the function itself
+                    return False
             elif op == "LOAD_METHOD":
+                if above < 1:
+                    return False
                 above += 1
-            elif op == "BINARY_OP":
+            elif op == "BINARY_OP":  # pops two values: the function must stay below both
+                if above < 2:
+                    return False
                 above -= 1
             elif op == "BUILD_TUPLE":
+                if above < instr.arg:
+                    return False
                 above -= instr.arg - 1
             elif op == "KW_NAMES":
                 kw = len(cx.code.co_consts[instr.arg])
@@ -498,7 +514,7 @@ class _Analysis:
         if not self.score_of_exponential(cx, i - 2, i + 2):
             raise Refused(f"{where}: {holder.argval}.on(data) is not passed straight to dp.exponential with "
                           "plain candidates")
-        self.query(query, 0, holder.argval, where, candidate_plain=True, bound=True)
+        self.query(query, 0, holder.argval, where, candidate_plain=True, bound=True, with_candidate=True)
 
     def argument(self, cx: "_Context", i: int) -> None:
         """``f(a, data, b)``: f a module-level name, every argument one simple load."""
@@ -529,7 +545,8 @@ class _Analysis:
             raise Refused(f"{where} passes the data to {name!r}, which is not a module-level name")
         self.proof.bindings.append((scope, name, target))
         if _is_query(target):
-            self.query(target, position, name, where, candidate_plain=all(plain_args[1:]) and count <= 2)
+            self.query(target, position, name, where, candidate_plain=all(plain_args[1:]) and count <= 2,
+                       with_candidate=count == 2 and plain_args[1])
             return
         if type(target) is not types.FunctionType:
             raise Refused(f"{where} passes the data to {name!r}, a {type(target).__name__}")
@@ -555,15 +572,15 @@ class _Analysis:
         return False
 
     def query(self, query: Any, position: int, name: str, where: str, candidate_plain: bool,
-              bound: bool = False) -> None:
+              bound: bool = False, with_candidate: bool = False) -> None:
         """A dpverify query given the data first (``query(data)``, ``score(data, y)``, ``score.on(data)``):
         it evaluates itself on ``tuple(data)`` (the data itself) and nothing else sees that tuple."""
         if position != 0:
             raise Refused(f"{where} passes the data to the query {name!r} other than first")
-        self.query_parts(query, name, candidate_plain)
+        self.query_parts(query, name, candidate_plain, with_candidate)
         self.proof.uses.append(f"the query {name}{'.on' if bound else ''}(data) in {where}")
 
-    def query_parts(self, query: Any, name: str, candidate_plain: bool) -> None:
+    def query_parts(self, query: Any, name: str, candidate_plain: bool, with_candidate: bool = False) -> None:
         """Sums of exact record terms (count/total/mean), |q|, q1 + q2 and dp.query(fn): exact values whatever
         the order.  A max_of/min_of is refused: among equal values of different types (1 and Fraction(1))
         the first one in the data's order is returned."""
@@ -578,16 +595,18 @@ class _Analysis:
                     raise Refused(f"the record term of {name!r} is a {type(fn).__name__}")
                 self.pure_function(fn, watched=not candidate_plain)
         elif kind is Abs:
-            self.query_parts(query.inner, name, candidate_plain)
+            self.query_parts(query.inner, name, candidate_plain, with_candidate)
         elif kind is Sum:
             for item in query.items:
-                self.query_parts(item, name, candidate_plain)
+                self.query_parts(item, name, candidate_plain, with_candidate)
         elif kind is Opaque and type(query.fn) is types.FunctionType:
             # fn(records) or fn(records, candidate) on tuple(data): read like any function given the data
             inner = query.fn.__code__
             if inner.co_argcount < 1 or inner.co_flags & 0x04:
                 raise Refused(f"the query {name!r} takes its data through *args")
-            plain_names = {inner.co_varnames[1]} if candidate_plain and inner.co_argcount >= 2 else set()
+            # its second parameter is a plain candidate only when the query is called with one (a score with
+            # plain candidates); called as q(data) it keeps its default, which is not known plain
+            plain_names = {inner.co_varnames[1]} if with_candidate and inner.co_argcount >= 2 else set()
             plain_names |= {n for n, c in zip(inner.co_freevars, query.fn.__closure__ or ()) if plain(_cell(c))}
             self.code(inner, query.fn.__globals__, {inner.co_varnames[0]}, frozenset(plain_names))
         else:
@@ -601,9 +620,8 @@ class _Analysis:
         that must be checked plain when it runs, as a query's term called with a candidate)."""
         code = fn.__code__
         if watched:
-            self.proof.watched[code] = tuple(code.co_varnames[:code.co_argcount]) + tuple(code.co_freevars)
-        if code in self.pure_done:
-            return
+            self.watch(code, tuple(code.co_varnames[:code.co_argcount]) + tuple(code.co_freevars))
+        # every function object, even of code already read: two closures of one code capture different values
         if code.co_flags & (0x04 | 0x08):
             raise Refused(f"{code.co_name} takes *args or **kwargs")
         if fn.__closure__ and not all(plain(_cell(c)) for c in fn.__closure__):
@@ -612,7 +630,13 @@ class _Analysis:
             raise Refused(f"{code.co_name} has a default that is not plain")
         if fn.__kwdefaults__:
             raise Refused(f"{code.co_name} has keyword-only defaults")
+        if code in self.pure_done:
+            return
         self.pure(code, fn.__globals__, kind="function")
+
+    def watch(self, code: types.CodeType, names: tuple) -> None:
+        """Add ``names`` to those checked whenever a frame of ``code`` runs (never drop earlier ones)."""
+        self.proof.watched[code] = tuple(dict.fromkeys(self.proof.watched.get(code, ()) + tuple(names)))
 
     def pure(self, code: types.CodeType, scope: dict, kind: str) -> None:
         """Refuse unless ``code`` is pure and exact given plain exact inputs (see the module docstring)."""
@@ -722,6 +746,199 @@ def _line(ins: list, i: int) -> Any:
     return "?"
 
 
+# ----- the whole program is read: what it can call, and what it may change -----
+
+_CALLABLE_BUILTINS = {name: getattr(builtins, name) for name in (
+    "len", "sum", "sorted", "min", "max", "abs", "range", "int", "bool", "tuple", "list", "set", "frozenset",
+    "any", "all", "enumerate", "zip", "reversed")}
+"""The builtins read code may name: pure functions and types of exact values (their results depend on
+their arguments only) -- what the catalogue's programs need."""
+_LIBRARIES = ("sympy", "math", "fractions")
+"""Modules whose functions and values read code may use (no frame, trace or global access)."""
+_STATE_OPS = frozenset({
+    "STORE_GLOBAL", "DELETE_GLOBAL", "STORE_NAME", "DELETE_NAME", "LOAD_NAME", "STORE_ATTR", "DELETE_ATTR",
+    "STORE_SUBSCR", "DELETE_SUBSCR", "IMPORT_NAME", "IMPORT_FROM", "IMPORT_STAR", "LOAD_CLASSDEREF",
+    "LOAD_BUILD_CLASS", "SETUP_ANNOTATIONS",
+})
+MAX_READ = 256
+"""Functions read for one program at most (beyond: refused)."""
+
+
+class _Reach:
+    """Reads the program and every function it can reach (whether or not it gets the data), refusing any
+    call of code that is not read, a dpverify function or query, a library function (sympy, math,
+    fractions) or an allowed builtin, any store to state outside a frame (a global, an attribute, a
+    subscript, a cell of another function) and any access to frames, code, globals, builtins,
+    closures or defaults: nothing unread can change what the analysis read between the analysis and the
+    runs, or during a run (the attack reproducers of tests/test_attack_orderfree.py).  What was read is
+    recorded (:attr:`Proof.functions`, :attr:`Proof.bindings`) and compared after the runs."""
+
+    def __init__(self, proof: Proof) -> None:
+        self.proof = proof
+        self.seen: set = set()
+        self.todo: list = []
+
+    def read(self, program: types.FunctionType) -> None:
+        self.todo.append(program)
+        while self.todo:
+            fn = self.todo.pop()
+            if id(fn) in self.seen:
+                continue
+            self.seen.add(id(fn))
+            if len(self.seen) > MAX_READ:
+                raise Refused("the program reaches too many functions")
+            self.function(fn)
+
+    def function(self, fn: types.FunctionType) -> None:
+        where = fn.__code__.co_name
+        # CPython 3.11 looks builtins up in the function's own __builtins__, and a function made at run time
+        # takes them from its globals' __builtins__: both must be the real ones
+        if fn.__builtins__ is not builtins.__dict__:
+            raise Refused(f"{where} runs with its own __builtins__, not the builtins module's")
+        scope = fn.__globals__
+        table = scope.get("__builtins__", _MISSING)
+        if table is not builtins and table is not builtins.__dict__:
+            raise Refused(f"the module of {where} has its own __builtins__")
+        self.proof.bindings.append((scope, "__builtins__", table))
+        for value in (fn.__defaults__ or ()):
+            self.value(value, f"a default of {where}")
+        for value in (fn.__kwdefaults__ or {}).values():
+            self.value(value, f"a default of {where}")
+        for name, cell in zip(fn.__code__.co_freevars, fn.__closure__ or ()):
+            self.value(_cell(cell), f"the variable {name!r} {where} captures")
+        self.proof.functions.append(_snapshot(fn))
+        self.code(fn.__code__, scope)
+
+    def code(self, code: types.CodeType, scope: dict) -> None:
+        where = code.co_name
+        ins = list(dis.get_instructions(code))
+        for k, instr in enumerate(ins):
+            op = instr.opname
+            if op in _STATE_OPS:
+                raise Refused(f"{where}: {op} {instr.argval!r} (line {_line(ins, k)}) changes or reaches state "
+                              "outside the program's frames")
+            if op in ("STORE_DEREF", "DELETE_DEREF") and instr.argval in code.co_freevars:
+                raise Refused(f"{where} assigns the variable {instr.argval!r} of another function")
+            if op in ("LOAD_ATTR", "LOAD_METHOD"):
+                name = str(instr.argval)
+                if name in _FORBIDDEN_NAMES or name.startswith("__"):
+                    raise Refused(f"{where} uses the attribute {name!r} (line {_line(ins, k)})")
+            if op == "LOAD_GLOBAL":
+                self.global_(ins, k, scope, where)
+            if op == "LOAD_CONST" and isinstance(instr.argval, types.CodeType):
+                self.code(instr.argval, scope)
+
+    def global_(self, ins: list, k: int, scope: dict, where: str) -> None:
+        name = ins[k].argval
+        value = scope.get(name, _MISSING)
+        if value is _MISSING:
+            value = builtins.__dict__.get(name, _MISSING)
+            if value is _MISSING or _CALLABLE_BUILTINS.get(name, _MISSING) is not value:
+                raise Refused(f"{where} uses the builtin {name!r}, whose effects are not read")
+            self.proof.bindings.append((scope, name, _MISSING))
+            self.proof.bindings.append((builtins.__dict__, name, value))
+            return
+        self.proof.bindings.append((scope, name, value))
+        self.value(value, f"{name!r} in {where}")
+        # dp.primitive, dpverify.dsl.x.y: the attributes of a dpverify module are what is called
+        j = k + 1
+        while isinstance(value, types.ModuleType) and _dpverify_module(value) and j < len(ins) \
+                and ins[j].opname in ("LOAD_ATTR", "LOAD_METHOD"):
+            attr = value.__dict__.get(ins[j].argval, _MISSING)
+            if attr is _MISSING:
+                raise Refused(f"{where} uses {name}.{ins[j].argval}, which does not exist")
+            self.proof.bindings.append((value.__dict__, ins[j].argval, attr))
+            self.value(attr, f"{name}.{ins[j].argval} in {where}")
+            value, j = attr, j + 1
+
+    def value(self, value: Any, what: str, depth: int = 0) -> None:
+        """Refuse unless ``value`` (reachable by read code) is harmless: a plain or library value, a
+        dpverify function, class or query, an allowed builtin, or a Python function (then read too)."""
+        kind = type(value)
+        if plain(value) or kind in (float, complex) or harmless(value):
+            return
+        if kind is types.FunctionType:
+            if not _dpverify_function(value):
+                self.todo.append(value)
+            return
+        if any(value is b for b in _CALLABLE_BUILTINS.values()):
+            return
+        if isinstance(value, types.ModuleType):
+            if _dpverify_module(value) or value.__name__ in _LIBRARIES \
+                    or value.__name__.split(".")[0] in _LIBRARIES:
+                return
+            raise Refused(f"{what} is the module {value.__name__}, whose functions are not read")
+        if _is_query(value):
+            for fn in _query_functions(value):
+                self.value(fn, what, depth + 1)
+            return
+        if isinstance(value, type) and str(getattr(value, "__module__", "")).split(".")[0] in \
+                ("dpverify",) + _LIBRARIES:
+            return
+        if str(getattr(kind, "__module__", "")).split(".")[0] == "dpverify" and depth < 3 \
+                and hasattr(value, "__dict__"):  # a dpverify constant (dp.REPLACE_ONE, dp.REJECTED): what it holds
+            for item in vars(value).values():
+                self.value(item, what, depth + 1)
+            return
+        if kind in (tuple, list, frozenset, set, dict) and depth < 3 and len(value) <= 1000:
+            items = list(value.items()) if kind is dict else list(value)
+            for item in items:
+                self.value(item, what, depth + 1)
+            return
+        raise Refused(f"{what} is a {kind.__name__}, whose code is not read")
+
+
+def harmless(value: Any) -> bool:
+    """A value whose methods are library code: plain, float, or a sympy object."""
+    if plain(value) or type(value) in (float, complex):
+        return True
+    try:
+        import sympy  # noqa: PLC0415
+    except ImportError:  # pragma: no cover
+        return False
+    return isinstance(value, sympy.Basic) and str(type(value).__module__).startswith("sympy")
+
+
+def _dpverify_module(module: types.ModuleType) -> bool:
+    return module.__name__ == "dpverify" or module.__name__.startswith("dpverify.")
+
+
+def _dpverify_function(fn: types.FunctionType) -> bool:
+    """A function of dpverify itself (defined in the package, and the attribute of its module)."""
+    import dpverify  # noqa: PLC0415
+    module = sys.modules.get(str(getattr(fn, "__module__", "")))
+    root = dpverify.__file__.rsplit("/", 1)[0] + "/"
+    return module is not None and _dpverify_module(module) and module.__dict__.get(fn.__name__) is fn \
+        and fn.__code__.co_filename.startswith(root)
+
+
+def _query_functions(query: Any) -> list:
+    from ...dsl.queries import Abs, Extreme, Linear, Opaque, Sum  # noqa: PLC0415
+    kind = type(query)
+    if kind is Linear:
+        return [term.fn for _, _, term in query.parts]
+    if kind is Extreme:
+        return [query.term.fn] if query.term is not None else []
+    if kind is Abs:
+        return [query.inner]
+    if kind is Sum:
+        return list(query.items)
+    if kind is Opaque:
+        return [query.fn]
+    raise Refused(f"a query of kind {kind.__name__} is not read")
+
+
+def _snapshot(fn: types.FunctionType) -> tuple:
+    return (fn, fn.__code__, fn.__defaults__, tuple((fn.__kwdefaults__ or {}).items()),
+            tuple(_cell(c) for c in fn.__closure__ or ()))
+
+
+def _same(a: tuple, b: tuple) -> bool:
+    return a[0] is b[0] and a[1] is b[1] and a[2] is b[2] and len(a[3]) == len(b[3]) \
+        and all(x[0] == y[0] and x[1] is y[1] for x, y in zip(a[3], b[3])) \
+        and len(a[4]) == len(b[4]) and all(x is y for x, y in zip(a[4], b[4]))
+
+
 class Watch:
     """While active (a context manager), every frame of a watched code object is checked on entry:
     the names it must hold plain exact values do (see :class:`Proof`); ``broken`` says where not."""
@@ -730,6 +947,7 @@ class Watch:
         self.watched = proof.watched
         self.broken: Optional[str] = None
         self._previous: Any = None
+        self._tracer = self._trace  # one bound method, to see that it is still the trace function at the end
 
     def _trace(self, frame: Any, event: str, arg: Any) -> None:
         if event == "call":
@@ -745,10 +963,12 @@ class Watch:
 
     def __enter__(self) -> "Watch":
         self._previous = sys.gettrace()
-        sys.settrace(self._trace)
+        sys.settrace(self._tracer)
         return self
 
     def __exit__(self, *exc: Any) -> None:
+        if sys.gettrace() is not self._tracer and self.broken is None:  # read code cannot, but be sure
+            self.broken = "tracing was switched off during the run"
         sys.settrace(self._previous)
 
 
