@@ -753,8 +753,9 @@ _CALLABLE_BUILTINS = {name: getattr(builtins, name) for name in (
     "any", "all", "enumerate", "zip", "reversed")}
 """The builtins read code may name: pure functions and types of exact values (their results depend on
 their arguments only) -- what the catalogue's programs need."""
-_LIBRARIES = ("sympy", "math", "fractions")
-"""Modules whose functions and values read code may use (no frame, trace or global access)."""
+_LIBRARIES = ("sympy", "fractions")
+"""Libraries whose classes (Rational, Fraction, ...) read code may call; of their modules only math, whose
+functions are pure, may be named (sympy's has sympify, which evaluates text)."""
 _STATE_OPS = frozenset({
     "STORE_GLOBAL", "DELETE_GLOBAL", "STORE_NAME", "DELETE_NAME", "LOAD_NAME", "STORE_ATTR", "DELETE_ATTR",
     "STORE_SUBSCR", "DELETE_SUBSCR", "IMPORT_NAME", "IMPORT_FROM", "IMPORT_STAR", "LOAD_CLASSDEREF",
@@ -864,18 +865,17 @@ class _Reach:
         if any(value is b for b in _CALLABLE_BUILTINS.values()):
             return
         if isinstance(value, types.ModuleType):
-            if _dpverify_module(value) or value.__name__ in _LIBRARIES \
-                    or value.__name__.split(".")[0] in _LIBRARIES:
+            if _dpverify_module(value) or value.__name__ == "math":
                 return
             raise Refused(f"{what} is the module {value.__name__}, whose functions are not read")
         if _is_query(value):
             for fn in _query_functions(value):
                 self.value(fn, what, depth + 1)
             return
-        if isinstance(value, type) and str(getattr(value, "__module__", "")).split(".")[0] in \
-                ("dpverify",) + _LIBRARIES:
+        if isinstance(value, type) and (_dsl_name(str(getattr(value, "__module__", "")))
+                                        or str(getattr(value, "__module__", "")).split(".")[0] in _LIBRARIES):
             return
-        if str(getattr(kind, "__module__", "")).split(".")[0] == "dpverify" and depth < 3 \
+        if _dsl_name(str(getattr(kind, "__module__", ""))) and depth < 3 \
                 and hasattr(value, "__dict__"):  # a dpverify constant (dp.REPLACE_ONE, dp.REJECTED): what it holds
             for item in vars(value).values():
                 self.value(item, what, depth + 1)
@@ -899,8 +899,13 @@ def harmless(value: Any) -> bool:
     return isinstance(value, sympy.Basic) and str(type(value).__module__).startswith("sympy")
 
 
+def _dsl_name(name: str) -> bool:
+    """dpverify's namespace and its DSL (the primitives, queries, universes): not the engine's internals."""
+    return name == "dpverify" or name == "dpverify.dsl" or name.startswith("dpverify.dsl.")
+
+
 def _dpverify_module(module: types.ModuleType) -> bool:
-    return module.__name__ == "dpverify" or module.__name__.startswith("dpverify.")
+    return _dsl_name(module.__name__)
 
 
 def _dpverify_function(fn: types.FunctionType) -> bool:
@@ -908,7 +913,7 @@ def _dpverify_function(fn: types.FunctionType) -> bool:
     import dpverify  # noqa: PLC0415
     module = sys.modules.get(str(getattr(fn, "__module__", "")))
     root = dpverify.__file__.rsplit("/", 1)[0] + "/"
-    return module is not None and _dpverify_module(module) and module.__dict__.get(fn.__name__) is fn \
+    return module is not None and _dsl_name(module.__name__) and module.__dict__.get(fn.__name__) is fn \
         and fn.__code__.co_filename.startswith(root)
 
 

@@ -121,6 +121,8 @@ def check_symmetric(program: Callable[..., Any], universe: Universe, datasets: l
     (and its run-time conditions hold on one run per multiset), else by running every ordering: refused
     with EnumerationTooLarge when those exceed ``max_work``."""
     found = proof(program, universe)
+    if isinstance(found, orderfree.Proof) and not all(orderfree.harmless(v) for v in params.values()):
+        found = "a parameter is not a number (its methods are code that is not read)"
     if isinstance(found, orderfree.Proof):
         broken = _watched_runs(program, datasets, params, windows, found) if found.needs_runs else None
         if broken is None and not found.bindings_hold():
