@@ -50,9 +50,16 @@ primitive, to numpy or to a function this module cannot read, binding it to anot
 ``try``/``except`` or ``with`` in a function that holds it, generators -- refuses the proof.
 Records must be plain exact values too (no floats: their sums depend on the order).
 
-Known limits, as for the other guards: a program that reaches the dataset around its names
-(frame objects, ``gc``, a closure's cells) is not followed; names are resolved when the program
-is analysed and are re-checked after each run.
+Before that, the whole program is read (:class:`_Reach`): the mechanism and every function it can reach,
+whether or not it gets the data.  It may call only functions that are read, dpverify's DSL (not its
+engine), ``math``, sympy/fractions classes and a few pure builtins; it may store nothing outside its
+frames (no global, attribute, subscript or other function's variable), import nothing, and touch no
+dunder, frame or trace attribute; each function's ``__builtins__`` must be the real one.  So no code
+that is not read can change, during a run, what the analysis read (reaching the data around its names
+through frames, ``gc`` or cells needs one of those).  What was read -- each function's code, defaults
+and cells, each name resolved -- is compared by identity after the runs (:meth:`Proof.bindings_hold`).
+Known limits: the spec module's top level runs first and can change anything; methods of values the
+program obtains (sympy numbers, primitives' results) are library code, not read.
 """
 from __future__ import annotations
 
