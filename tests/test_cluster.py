@@ -4,6 +4,8 @@ and achieved values; refusals travel back as the same SpecError; mechanisms that
 path stay local; `dpverify check --scheduler` gives the local run's JSON."""
 from __future__ import annotations
 
+import re
+
 import json
 import subprocess
 import sys
@@ -94,6 +96,11 @@ def _ends(table):
     return [sorted((repr(o), w._mpi_) for o, w in law.items()) for law in table.laws]
 
 
+def _per_dataset(table):
+    ends = _ends(table)
+    return [ends[k] for k in table.law_of]
+
+
 def _remote_calls(monkeypatch):
     calls = []
     real = cluster_laws._remote
@@ -119,7 +126,9 @@ def test_tables_equal_the_local_reading(spec_file, on_cluster, monkeypatch) -> N
     monkeypatch.setattr(executor.DaskExecutor, "map", counted)
     remote = cluster_laws.all_distributions(module.noisy_count, datasets, {"eps": 1}, 20)
     local = local_distributions(module.noisy_count, datasets, {"eps": 1}, 20)
-    assert remote.law_of == local.law_of and _ends(remote) == _ends(local)
+    # every dataset's law equal; the local reading may group more (it proves laws identical from the runs'
+    # exact descriptions, which do not travel), never fewer
+    assert _per_dataset(remote) == _per_dataset(local) and len(local.laws) <= len(remote.laws)
     assert remote.windows == local.windows and len(local.laws) > 1
     assert calls == [(str(spec_file), "noisy_count")]
     assert len(rounds) >= 2, "the units' tail windows differed: some were recomputed with the merged ones"
@@ -144,7 +153,10 @@ def test_verdicts_and_achieved_values_equal_the_local_run(spec_file, scheduler, 
 
 
 def _figures(result):
-    return (result.status, result.message, getattr(result.evidence, "achieved_epsilon", None),
+    # the local reading proves more laws identical (from the runs' exact descriptions, which do not travel
+    # from the workers), so its count of distinct laws may be smaller; everything else is equal
+    message = re.sub(r"[\d,]+ distinct output laws", "N distinct output laws", result.message)
+    return (result.status, message, getattr(result.evidence, "achieved_epsilon", None),
             getattr(result.evidence, "achieved_delta", None))
 
 
