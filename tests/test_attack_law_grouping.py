@@ -10,14 +10,18 @@ Two kinds of checks:
   the data, subsets): every dataset's grouped law must have the outputs (with their types) and the
   weights of its own ungrouped law, and two datasets share a law only when their ungrouped laws agree.
   All pass: no wrong grouping found.
-* ``test_typed_outputs_not_merged``: the session cache keys exponential candidates and randomized
+* ``test_cache_aliasing_not_trusted``: the session cache keys exponential candidates and randomized
   response values by ``==``, so a dataset whose candidates are (True, False) gets the branch list
   cached for (1, 0) and returns 1 where the program returns True.  The output's type reveals the
   record (dpverify refuses outputs that Python merges although they can be told apart, as the
   categorical control shows), yet the claim comes out ``proved`` with achieved epsilon 0.  This is
   in the cache (dpverify/engine/program/primitives.py), with or without grouping and on the commit
   before bfa604f too; the grouping's identity token inherits it ("the same list" is trusted to mean
-  "the same arguments").  Strict xfails until fixed.
+  "the same arguments").  Likewise candidates of a user's class equal under a coarse ``==`` (a field
+  that ``==`` leaves out, which dpverify does read), and scores of an int subclass whose ``==`` always
+  holds (the cache key keeps int and Fraction scores as they are, compared by their own ``==``): a
+  score gap of 50 is ``proved`` 1-DP.  Strict xfails until fixed; each has a control (uncached
+  primitive or plain scores) getting the right verdict.
 The spec files are in /tmp/attack_lg/ of the session that wrote them.
 """
 from __future__ import annotations
@@ -81,11 +85,64 @@ spec = dp.spec(mech, universe=dp.universe([0, 1], n=1, neighbours=dp.REPLACE_ONE
                grid={eps: [1]}, claims=[dp.private(eps)])
 '''
 
+SOURCES["exponential_candidates_hidden_field"] = r"""
+import dataclasses
+
+import dpverify as dp
+
+eps = dp.symbol("eps", positive=True)
+
+
+@dataclasses.dataclass(frozen=True)
+class Label:
+    v: int
+    tag: int = dataclasses.field(compare=False, repr=False)
+
+
+def mech(data, eps):
+    cands = (Label(0, data[0]), Label(1, data[0]))
+    return dp.exponential(cands, lambda c: c.v, eps, sensitivity=1)
+
+
+spec = dp.spec(mech, universe=dp.universe([0, 1], n=1, neighbours=dp.REPLACE_ONE),
+               grid={eps: [1]}, claims=[dp.private(eps)])
+"""
+SOURCES["uniform_hidden_field_control"] = SOURCES["exponential_candidates_hidden_field"].replace(
+    "dp.exponential(cands, lambda c: c.v, eps, sensitivity=1)", "dp.uniform(cands)")
+SOURCES["exponential_scores_int_subclass"] = r"""
+import dpverify as dp
+
+eps = dp.symbol("eps", positive=True)
+
+
+class Score(int):
+    def __eq__(self, other):
+        return True
+
+    def __hash__(self):
+        return 0
+
+
+def mech(data, eps):
+    return dp.exponential((0, 1), lambda c: Score(50 * c * data[0]), eps, sensitivity=1)
+
+
+spec = dp.spec(mech, universe=dp.universe([0, 1], n=1, neighbours=dp.REPLACE_ONE),
+               grid={eps: [1]}, claims=[dp.private(eps)])
+"""
+SOURCES["exponential_scores_plain_control"] = SOURCES["exponential_scores_int_subclass"].replace(
+    "Score(50 * c * data[0])", "50 * c * data[0]")
+
 OPEN = {
     "exponential_candidates_typed": "session cache keys exponential candidates by ==: (True, False) gets the "
                                     "list cached for (1, 0); the type-revealing mechanism is 'proved'",
     "rr_values_typed": "session cache keys randomized_response values by ==: (False, True) gets the list "
                        "cached for (0, 1); the type-revealing mechanism is 'proved'",
+    "exponential_candidates_hidden_field": "session cache keys candidates by ==: a field left out of == "
+                                           "(which dpverify reads) comes from dataset 0's objects; 'proved'",
+    "exponential_scores_int_subclass": "session cache keys int/Fraction scores by their own ==: an int "
+                                       "subclass equal to everything gets dataset 0's list; a loss of 50 "
+                                       "is 'proved' private at eps = 1",
 }
 
 
@@ -99,10 +156,13 @@ def _load(tmp_path, name: str):
 
 
 @pytest.mark.parametrize("name", [pytest.param(n, marks=pytest.mark.xfail(strict=True, reason=why))
-                                  for n, why in OPEN.items()] + ["categorical_typed_control"])
-def test_typed_outputs_not_merged(tmp_path, name):
-    """Outputs 1 and True (0 and False) tell the record apart: never proved/verified; the correct
-    verdict is the refusal the categorical control gets (or a refutation)."""
+                                  for n, why in OPEN.items()] + ["categorical_typed_control",
+                                                                  "uniform_hidden_field_control",
+                                                                  "exponential_scores_plain_control"])
+def test_cache_aliasing_not_trusted(tmp_path, name):
+    """Each mechanism tells the record apart (by an output's type or hidden field, or by a score gap of
+    50): never proved/verified; the correct verdict is the refusal (outputs Python merges though they
+    differ) or the refutation its uncached control gets."""
     statuses = [r.status.value for r in dp.check(_load(tmp_path, name).spec, proofs=False)]
     assert statuses and all(s in ("error", "refuted") for s in statuses), statuses
 
