@@ -20,8 +20,9 @@ Two kinds of checks:
   "the same arguments").  Likewise candidates of a user's class equal under a coarse ``==`` (a field
   that ``==`` leaves out, which dpverify does read), and scores of an int subclass whose ``==`` always
   holds (the cache key keeps int and Fraction scores as they are, compared by their own ``==``): a
-  score gap of 50 is ``proved`` 1-DP.  Strict xfails until fixed; each has a control (uncached
-  primitive or plain scores) getting the right verdict.
+  score gap of 50 is ``proved`` 1-DP.  Fixed: the cache now keys every argument by exact type and
+  value and computes afresh what has no exact key (``_exact`` in primitives.py); each reproducer has
+  a control (uncached primitive or plain scores) getting the same verdict.
 The spec files are in /tmp/attack_lg/ of the session that wrote them.
 """
 from __future__ import annotations
@@ -133,7 +134,7 @@ spec = dp.spec(mech, universe=dp.universe([0, 1], n=1, neighbours=dp.REPLACE_ONE
 SOURCES["exponential_scores_plain_control"] = SOURCES["exponential_scores_int_subclass"].replace(
     "Score(50 * c * data[0])", "50 * c * data[0]")
 
-OPEN = {
+OPEN = {  # the findings (fixed; the reasons say what went wrong)
     "exponential_candidates_typed": "session cache keys exponential candidates by ==: (True, False) gets the "
                                     "list cached for (1, 0); the type-revealing mechanism is 'proved'",
     "rr_values_typed": "session cache keys randomized_response values by ==: (False, True) gets the list "
@@ -155,10 +156,8 @@ def _load(tmp_path, name: str):
     return module
 
 
-@pytest.mark.parametrize("name", [pytest.param(n, marks=pytest.mark.xfail(strict=True, reason=why))
-                                  for n, why in OPEN.items()] + ["categorical_typed_control",
-                                                                  "uniform_hidden_field_control",
-                                                                  "exponential_scores_plain_control"])
+@pytest.mark.parametrize("name", list(OPEN) + ["categorical_typed_control", "uniform_hidden_field_control",
+                                                 "exponential_scores_plain_control"])
 def test_cache_aliasing_not_trusted(tmp_path, name):
     """Each mechanism tells the record apart (by an output's type or hidden field, or by a score gap of
     50): never proved/verified; the correct verdict is the refusal (outputs Python merges though they

@@ -5,7 +5,8 @@ built and validated by the DSL function of the same name; the function here
 registered for its type returns its finite list of ``(value, weight)`` pairs
 with positive weight, in the session's backend.  Where the arguments are
 plain data, the result is cached in the session so that datasets offering the
-same arguments share one computation.
+same arguments share one computation; the key compares arguments by exact type
+and value (see :func:`_exact`), never by ``==`` alone.
 """
 from __future__ import annotations
 
@@ -42,14 +43,45 @@ def _exact_score(value: Any, what: str) -> Any:
     return value
 
 
-def _cached(session: Session, key: Hashable, compute: Callable[[], Branches]) -> Branches:
+class _NoKey(Exception):
+    """An argument without an exact key: the primitive is computed afresh, not cached."""
+
+
+_LEAVES = frozenset({int, bool, str, bytes, Fraction, type(None)})
+
+
+def _exact(value: Any) -> Hashable:
+    """A cache key equal only for arguments of the same exact types and values, leaf by leaf (plain
+    ints, bools, strings, Fractions, None, floats by their text, sympy objects, tuples and frozensets of
+    them); raises :class:`_NoKey` for anything else.  Keys by ``==`` alone let one dataset reuse another's
+    list: (1, 0) equals (True, False), a user's class may leave a field out of its ``==``, and an int
+    subclass may equal everything -- then an output or a score that tells the record apart was taken
+    from the other dataset's computation (a non-private mechanism came out proved)."""
+    kind = type(value)
+    if kind in _LEAVES:
+        return (kind, value)
+    if kind is tuple:
+        return (kind, tuple(_exact(x) for x in value))
+    if kind is float:
+        return (kind, repr(value))
+    if kind is frozenset:
+        return (kind, frozenset(_exact(x) for x in value))
+    if isinstance(value, sympy.Basic) and (kind.__module__ or "").split(".")[0] == "sympy":
+        return (kind, value)
+    raise _NoKey
+
+
+def _cached(session: Session, key: Callable[[], Hashable], compute: Callable[[], Branches]) -> Branches:
+    """``compute()``, shared through the session under the exact key ``key()``; computed afresh when an
+    argument has no exact key (see :func:`_exact`) or is not hashable."""
     try:
-        return session.cache[key]
-    except KeyError:
-        result = session.cache[key] = compute()
-        return result
-    except TypeError:  # an argument that is not hashable: compute without the cache
+        exact = key()
+        found = session.cache.get(exact)
+    except (_NoKey, TypeError):
         return compute()
+    if found is None:
+        found = session.cache[exact] = compute()
+    return found
 
 
 def _nonzero(session: Session, branches: list) -> Branches:
@@ -78,8 +110,9 @@ def _exponential(law: laws.Exponential, session: Session) -> Branches:
     scores = tuple(_exact_score(law.score(c), f"score({c!r})") for c in law.candidates)
     eps = _positive(backend, law.eps, "eps", "exponential")
     sens = _positive(backend, law.sensitivity, "sensitivity", "exponential")
-    key = ("exponential", law.candidates, tuple(_key(backend, s) for s in scores),
-           backend.key(eps), backend.key(sens))
+    def key() -> Hashable:
+        return ("exponential", _exact(law.candidates), tuple(_key(backend, s) for s in scores),
+                backend.key(eps), backend.key(sens))
 
     def compute() -> Branches:
         exact = all(isinstance(s, (int, Fraction)) for s in scores)
@@ -105,14 +138,22 @@ def _positive(backend: Any, value: Any, what: str, fn: str) -> Any:
 
 
 def _key(backend: Any, value: Any) -> Hashable:
-    return value if isinstance(value, (int, Fraction)) else backend.key(value)
+    """A score's cache key: exact for ints and Fractions, the backend's weight key for sympy numbers
+    (the computation reads the score through that weight); no key (:class:`_NoKey`) for anything else,
+    e.g. an int subclass whose ``==`` holds for every number."""
+    if type(value) in (int, Fraction):
+        return (type(value), value)
+    if isinstance(value, sympy.Basic) and (type(value).__module__ or "").split(".")[0] == "sympy":
+        return backend.key(value)
+    raise _NoKey
 
 
 def _randomized_response(law: laws.RandomizedResponse, session: Session) -> Branches:
     """The true value with probability e^eps/(e^eps + k - 1), each of the k - 1 others with 1/(e^eps + k - 1)."""
     backend = session.backend
     eps = _positive(backend, law.eps, "eps", "randomized_response")
-    key = ("rr", law.value, law.values, backend.key(eps))
+    def key() -> Hashable:
+        return ("rr", _exact(law.value), _exact(law.values), backend.key(eps))
 
     def compute() -> Branches:
         keep = backend.exp(eps)
@@ -186,7 +227,9 @@ def _geometric(law: laws.Geometric, session: Session) -> Branches:
         lo, hi = window
     first = law.lower if law.lower is not None else min(lo, law.upper if law.upper is not None else lo) - 1
     last = law.upper if law.upper is not None else max(hi, first) + 1
-    key = ("geometric", law.value, backend.key(a), first, last, law.lower is None, law.upper is None)
+    def key() -> Hashable:
+        return ("geometric", _exact(law.value), backend.key(a), _exact(first), _exact(last),
+                law.lower is None, law.upper is None)
 
     def compute() -> Branches:
         if first == last:
