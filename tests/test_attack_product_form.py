@@ -314,8 +314,6 @@ def _zero_that_defeats_the_algebra():
     return sympy.exp(y) * (sympy.exp(x) - 1) * (sympy.exp(x) + 1) - sympy.exp(y) * (sympy.exp(2 * x) - 1)
 
 
-@pytest.mark.xfail(strict=True, reason="exact_sign certifies +1 for an exact zero: mpmath's interval exp is "
-                                       "not an enclosure at 20000 digits for tiny arguments (certified.LADDER)")
 def test_exact_sign_of_an_exact_zero_is_not_certified_nonzero():
     from dpverify.engine.program.backend import exact_sign
     expr = _zero_that_defeats_the_algebra()
@@ -323,8 +321,6 @@ def test_exact_sign_of_an_exact_zero_is_not_certified_nonzero():
     assert exact_sign(expr) in (0, None)
 
 
-@pytest.mark.xfail(strict=True, reason="mpmath 1.3.0 interval exp of 3/(2*10^20) at 20000 digits misses the "
-                                       "true value by ~4e-19989; certified.enclosure trusts it")
 def test_certified_enclosure_of_exp_of_a_tiny_rational_contains_it():
     import mpmath
     from dpverify.engine.decide import certified
@@ -346,8 +342,6 @@ def test_product_form_reads_exp_exp_laplace_on_tiny_centres():
     assert sympy.simplify(sum(law.values()) - 1) == 0
 
 
-@pytest.mark.xfail(strict=True, reason="the general reading's exact law sums to 1, but exact_sign(sum - 1) "
-                                       "is a false +1 (see above), so its mass check raises a SpecError")
 def test_general_reading_of_exp_exp_laplace_on_tiny_centres(monkeypatch):
     data = (Fraction(1, 10 ** 20), 0, Fraction(1, 2))
     law = _general(_exp_exp_laplace, data, monkeypatch)
@@ -374,10 +368,6 @@ FALSE_SIGN_SPEC = textwrap.dedent('''
 ''')
 
 
-@pytest.mark.xfail(strict=True, reason="the interval reading encloses the exact zero probability at 20000 "
-                                       "digits as [3.2e-19989, 3.2e-19989] (mpmath's interval exp), so dpverify "
-                                       "check reports achieved eps = inf and a 'confirmed' violation for a "
-                                       "constant mechanism")
 def test_cli_constant_mechanism_with_an_exact_zero_written_with_tiny_exponents(tmp_path):
     spec = tmp_path / "false_sign.py"
     spec.write_text(FALSE_SIGN_SPEC)
@@ -386,7 +376,10 @@ def test_cli_constant_mechanism_with_an_exact_zero_written_with_tiny_exponents(t
     done = subprocess.run(command, capture_output=True, text=True, timeout=600, cwd=tmp_path)
     point = json.loads(done.stdout)["specs"][0]["claims"][0]["points"][0]
     assert point["achieved_epsilon"] != "inf", point["message"]
-    assert point["outcome"] == "verified", point["message"]
+    # the truth is verified (0-DP); with transcendental enclosures widened (engine/decide/certified.py) the zero
+    # cannot be bounded away from 0 and is not shown zero by algebra at this degree: an error that says so
+    assert point["outcome"] in ("verified", "error"), point["message"]
+    assert "confirmed" not in point["message"]
 
 
 FALSE_VERIFIED_SPEC = textwrap.dedent('''
@@ -411,9 +404,6 @@ FALSE_VERIFIED_SPEC = textwrap.dedent('''
 ''')
 
 
-@pytest.mark.xfail(strict=True, reason="false VERIFIED: the 20000-digit rung encloses ZERO + 2*10^-19995 and "
-                                       "ZERO + 10^-19995 as ~3.2e-19989 each (mpmath's interval exp misses "
-                                       "exp(3/(2*10^20)) by ~4e-19989), so the loss ln 2 > 1/10 is read as 2e-8")
 def test_cli_does_not_verify_a_loss_of_ln2_hidden_below_the_false_enclosure(tmp_path):
     spec = tmp_path / "false_verified.py"
     spec.write_text(FALSE_VERIFIED_SPEC)
@@ -425,5 +415,5 @@ def test_cli_does_not_verify_a_loss_of_ln2_hidden_below_the_false_enclosure(tmp_
                "check", "--json", "--no-cache", "--no-proofs", "-q", "-j", "1", str(spec)]
     done = subprocess.run(command, capture_output=True, text=True, timeout=600, cwd=tmp_path)
     point = json.loads(done.stdout)["specs"][0]["claims"][0]["points"][0]
-    assert point["outcome"] != "verified", point["message"]
-    assert done.returncode == 1
+    assert point["outcome"] in ("refuted", "error", "unknown"), point["message"]  # never verified
+    assert done.returncode in (1, 2)
