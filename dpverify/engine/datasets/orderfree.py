@@ -65,6 +65,7 @@ from __future__ import annotations
 
 import builtins
 import dis
+import os
 import sys
 import types
 from collections.abc import Callable
@@ -906,6 +907,10 @@ def harmless(value: Any) -> bool:
     return isinstance(value, sympy.Basic) and str(type(value).__module__).startswith("sympy")
 
 
+_PACKAGE = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))) + os.sep
+"""dpverify's own directory (this module is dpverify/engine/datasets/orderfree.py)."""
+
+
 def _dsl_name(name: str) -> bool:
     """dpverify's namespace and its DSL (the primitives, queries, universes): not the engine's internals."""
     return name == "dpverify" or name == "dpverify.dsl" or name.startswith("dpverify.dsl.")
@@ -917,11 +922,9 @@ def _dpverify_module(module: types.ModuleType) -> bool:
 
 def _dpverify_function(fn: types.FunctionType) -> bool:
     """A function of dpverify itself (defined in the package, and the attribute of its module)."""
-    import dpverify  # noqa: PLC0415
     module = sys.modules.get(str(getattr(fn, "__module__", "")))
-    root = dpverify.__file__.rsplit("/", 1)[0] + "/"
     return module is not None and _dsl_name(module.__name__) and module.__dict__.get(fn.__name__) is fn \
-        and fn.__code__.co_filename.startswith(root)
+        and fn.__code__.co_filename.startswith(_PACKAGE)
 
 
 def _query_functions(query: Any) -> list:
