@@ -406,4 +406,7 @@ def test_randomized_response_at_astronomical_eps_is_decided_not_an_internal_erro
     # witness cannot be printed -- never verified
     assert by_status[0] in ("proved", "verified") and by_status[1] in ("proved", "verified"), found
     assert by_status[2] == "refuted" and by_status[3] in ("refuted", "unknown"), found
-    assert by_status[4] == "verified" and by_status[5] == "verified", found
+    # (eps, 1/10) at 10^30 is verified; at 10^400 the divergence's intervals, widened around every exp
+    # since mpmath's interval exp was found to miss at 20000 digits (engine/decide/certified.py), overlap:
+    # unknown, never refuted or an error
+    assert by_status[4] == "verified" and by_status[5] in ("verified", "unknown"), found
