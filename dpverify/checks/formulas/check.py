@@ -51,6 +51,7 @@ from ...errors import SpecError
 from .problem import (Counterexample, Diverges, OutOfTime, Problem, Undecidable, certified_sign, evaluate,
                               normalise, time_limit)
 from .search import search
+from . import fast
 from ...evidence import FormulaEvidence
 from ...results import PointResult, Status, Witness
 from ..workspace import Workspace
@@ -233,6 +234,10 @@ def exhaustive(problem: Problem, bounds: dict) -> Union[Counterexample, int, str
             continue
         if inside is None:
             return f"exhaustive evaluation could not decide the conditions at {_show(values)}"
+        quick = fast.sign(*problem.original, values)  # exact or certified, else None: then the slow way
+        if quick is not None and not {"=": quick != 0, "<=": quick > 0, "<": quick >= 0}[problem.relation]:
+            decided += 1
+            continue
         try:
             sides = [evaluate(side, values) for side in problem.original]
         except Undecidable as err:
