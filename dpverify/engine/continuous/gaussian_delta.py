@@ -16,10 +16,9 @@ from fractions import Fraction
 from typing import Any, Optional
 
 import flint
-import mpmath
 import sympy
 from flint import arb
-from mpmath.libmp import from_man_exp
+from mpmath.libmp import from_man_exp, round_ceiling, round_floor
 
 from .density_cells import normalise
 from .density_ratio import Candidate
@@ -96,15 +95,16 @@ def _phi_arb(ctx: Any, x: Any) -> Optional[Any]:
         top = high.upper() if high.rad() == 0 else (high.upper() + high.abs_upper() * slack).upper()
         bottom = max(bottom, arb(0)) if bottom < 0 else bottom  # Phi >= 0 and <= 1
         top = min(top, arb(1)) if top > 1 else top
-        a = _to_mpf(bottom)
-        b = _to_mpf(top)
-    return ctx.mpf([a, b])
+        a = _to_mpf(bottom, ctx.prec, round_floor)
+        b = _to_mpf(top, ctx.prec, round_ceiling)
+    return ctx.make_mpf((a, b))
 
 
-def _to_mpf(point: Any) -> Any:
-    """An exact arb point (a ball of radius 0) as an exact mpmath mpf."""
+def _to_mpf(point: Any, prec: int, rounding: str) -> tuple:
+    """An exact arb point (a ball of radius 0) as an mpmath value tuple, rounded to ``prec`` bits in the
+    direction ``rounding``."""
     man, exp = point.mid().man_exp()
-    return mpmath.mp.make_mpf(from_man_exp(int(man), int(exp)))
+    return from_man_exp(int(man), int(exp), prec, rounding)
 
 
 def phi_series(ctx: Any, x: Any) -> Any:

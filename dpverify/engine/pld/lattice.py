@@ -23,12 +23,15 @@ Nothing here decides a claim: :mod:`dpverify.checks.composition` compares these 
 """
 from __future__ import annotations
 
+import bisect
 import math
 from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any, Optional, Sequence
 
 import sympy
+from mpmath.libmp import fone, fzero, mpf_lt
+from mpmath.libmp.libmpi import mpi_add, mpi_mul, mpi_sub
 
 from ..program.backend import exact_sign
 from .budget import HOW, scaled
@@ -276,15 +279,37 @@ def delta_at(pld: LatticePLD, eps: sympy.Expr, backend: Any) -> Profile:
     if not threshold > ratio.b and exact_sign(threshold * s - eps) in (0, -1):
         threshold += 1
     e_eps = ctx.exp(eps_iv)
-    delta, p_event, q_event = ctx.mpf(0), ctx.mpf(0), ctx.mpf(0)
-    for k, mass, back in _masses(pld, backend):
-        if k < threshold:
-            continue
-        p_event += mass
-        q_event += mass * back
-        excess = ctx.mpf(1) - e_eps * back
-        delta += mass * ctx.mpf([max(excess.a, 0), max(excess.b, 0)])
-    return Profile(delta + inf_p, p_event + inf_p, q_event, threshold)
+    delta, p_event, q_event = _sums(_masses(pld, backend), threshold, e_eps._mpi_, ctx.prec)
+    make = ctx.make_mpf
+    return Profile(make(delta) + inf_p, make(p_event) + inf_p, make(q_event), threshold)
+
+
+def _sums(masses: list, threshold: int, e_eps: tuple, prec: int) -> tuple[tuple, tuple, tuple]:
+    """(sum m (1 - e^eps w^-k)_+, sum m, sum m w^-k) over the losses k >= threshold, as raw mpmath intervals:
+    the same operations, in the same order and at the same precision, as the interval context's operators
+    (which call these libmpi functions after converting their operands), without the objects' overhead."""
+    delta = p_event = q_event = _ZERO
+    start = bisect.bisect_left(masses, threshold, key=_first)
+    one = _ONE
+    for _, mass, back in masses[start:]:
+        m, b = mass._mpi_, back._mpi_
+        p_event = mpi_add(p_event, m, prec)
+        q_event = mpi_add(q_event, mpi_mul(m, b, prec), prec)
+        low, high = mpi_sub(one, mpi_mul(e_eps, b, prec), prec)
+        if mpf_lt(low, fzero):  # (1 - e^eps w^-k)_+: each end clipped at 0
+            low = fzero
+            if mpf_lt(high, fzero):
+                high = fzero
+        delta = mpi_add(delta, mpi_mul(m, (low, high), prec), prec)
+    return delta, p_event, q_event
+
+
+def _first(item: tuple) -> int:
+    return item[0]
+
+
+_ZERO = (fzero, fzero)
+_ONE = (fone, fone)
 
 
 def _masses(pld: LatticePLD, backend: Any) -> list[tuple[int, Any, Any]]:
