@@ -58,7 +58,7 @@ def check_density(program: Any, point: Point, level: Level, table: Any, left: An
     if refuted is not None:
         return _with_achieved(refuted, all_cells)
     if any(not c.decided for c in all_cells):
-        all_cells = cells(table, left, right, backend.exp(eps))
+        all_cells = cells(table, left, right, backend.exp(eps), earlier=all_cells)
     decided = [c for c in all_cells if c.decided]
     undecided = [c for c in all_cells if not c.decided]
     worst = max(decided, key=_order, default=None)

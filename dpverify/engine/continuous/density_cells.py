@@ -118,7 +118,8 @@ class SlotSup:
     tops: tuple = ()  # every candidate whose ratio may equal the supremum (``where`` among them)
 
 
-def _slot_sup(g: Any, h: Any, backend: Any, target: Any = None, search: bool = True) -> SlotSup:
+def _slot_sup(g: Any, h: Any, backend: Any, target: Any = None, search: bool = True,
+              memo: Optional[dict] = None) -> SlotSup:
     if isinstance(g, tuple) or isinstance(h, tuple):
         if isinstance(g, tuple) and isinstance(h, tuple) and g[0] == h[0] == "gaussian":
             if g[2] != h[2]:
@@ -137,7 +138,7 @@ def _slot_sup(g: Any, h: Any, backend: Any, target: Any = None, search: bool = T
     for candidate in sup.candidates:
         if candidate.growth:
             return SlotSup(math.inf, math.inf, candidate, sup.decided)
-        a, b = ratio_at(g, h, candidate, backend)
+        a, b = ratio_at(g, h, candidate, backend, memo)
         if backend.sign(b) != 1 or backend.sign(a) != 1:
             continue  # a sample at a zero of the density (a cut): no information
         value = a / b
@@ -155,7 +156,7 @@ def _slot_sup(g: Any, h: Any, backend: Any, target: Any = None, search: bool = T
         return SlotSup(enclosure, best, where, True, tops=tops)
     if not search:
         return SlotSup(None, best, where, False, "a density with several exponential terms on a piece")
-    bound = bound_sup(g, h, best, where, backend, target)
+    bound = bound_sup(g, h, best, where, backend, target, None if memo is None else memo.setdefault("exps", {}))
     if bound is None:
         return SlotSup(None, best, where, False, "a density that may vanish inside a piece")
     # the single-term pieces' candidates that may tie with the supremum count as well
@@ -169,12 +170,28 @@ def _slot_sup(g: Any, h: Any, backend: Any, target: Any = None, search: bool = T
                    below=below, tops=tops)
 
 
+def _slot_sup_once(g: Any, h: Any, backend: Any, target: Any, search: bool, memo: Optional[dict]) -> SlotSup:
+    """:func:`_slot_sup`, once per (g, h, target, search) while ``memo`` lives: densities are shared
+    objects (several pairs of laws meet the same pair of densities), and the result is a function of
+    its arguments alone.  The entry keeps g and h alive, so their identities are not reused."""
+    if memo is None:
+        return _slot_sup(g, h, backend, target, search)
+    key = ("sup", id(g), id(h), None if target is None else target._mpi_, search)
+    found = memo.get(key)
+    if found is not None and found[0] is g and found[1] is h:
+        return found[2]
+    slot = _slot_sup(g, h, backend, target, search, memo)
+    memo[key] = (g, h, slot)
+    return slot
+
+
 def _cell(x: tuple, x_prime: tuple, output: Any, w: Any, w_prime: Any, backend: Any, bound: Any = None,
-          search: bool = True) -> Cell:
-    """The loss of one (pair, output); ``bound`` = e^eps of the claim, to stop refining below it."""
+          search: bool = True, memo: Optional[dict] = None) -> Cell:
+    """The loss of one (pair, output); ``bound`` = e^eps of the claim, to stop refining below it.
+    ``memo`` (optional): the caller's store of normal forms and piece values (:func:`cells`)."""
     if w_prime is None:
         return Cell(x, x_prime, output, math.inf, math.inf, _support_points(w, backend), True)
-    a, b = normalise(w, backend), normalise(w_prime, backend)
+    a, b = _normal(w, backend, memo), _normal(w_prime, backend, memo)
     if a.constant is None or b.constant is None:
         return Cell(x, x_prime, output, None, None, None, False, a.reason or b.reason)
     if a.mixes != b.mixes:
@@ -188,7 +205,7 @@ def _cell(x: tuple, x_prime: tuple, output: Any, w: Any, w_prime: Any, backend: 
     if bound is not None and len(a.slots) == 1 and backend.sign(ratio) == 1:
         target = (bound / ratio).a
     for g, h in zip(a.slots, b.slots):
-        slot = _slot_sup(g, h, backend, target, search)
+        slot = _slot_sup_once(g, h, backend, target, search, memo)
         below = slot.below
         points.append(slot.where)
         choices.append(slot.tops or (slot.where,))
@@ -203,6 +220,20 @@ def _cell(x: tuple, x_prime: tuple, output: Any, w: Any, w_prime: Any, backend: 
         return Cell(x, x_prime, output, ctx.mpf(-math.inf), ctx.mpf(-math.inf), points, True)
     return Cell(x, x_prime, output, ctx.log(total), ctx.log(lower), points, True, exact=exact,
                 below=below and target is not None, choices=tuple(tuple(c) for c in choices))
+
+
+def _normal(weight: Any, backend: Any, memo: Optional[dict]) -> Normal:
+    """:func:`normalise`, once per weight object while ``memo`` lives (the entry keeps the weight alive,
+    so its identity is not reused; a weight meets every neighbour of its dataset)."""
+    if memo is None:
+        return normalise(weight, backend)
+    key = ("normal", id(weight))
+    found = memo.get(key)
+    if found is not None and found[0] is weight:
+        return found[1]
+    normal = normalise(weight, backend)
+    memo[key] = (weight, normal)
+    return normal
 
 
 def _support_points(weight: Any, backend: Any) -> Optional[list]:
@@ -221,11 +252,21 @@ def _support_points(weight: Any, backend: Any) -> Optional[list]:
     return points
 
 
-def cells(table: Any, left: Any, right: Any, bound: Any = None, search: bool = True) -> list[Cell]:
+def cells(table: Any, left: Any, right: Any, bound: Any = None, search: bool = True,
+          earlier: Optional[list] = None) -> list[Cell]:
     """Every (ordered pair of distinct laws, output) cell.  ``search=False`` skips the branch and
-    bound of pieces with several terms (their cells stay undecided, with sampled lower bounds)."""
+    bound of pieces with several terms (their cells stay undecided, with sampled lower bounds).
+
+    ``earlier``: this call's result with the same table, pairs and bound but ``search=False``; its
+    decided cells are kept (the search only changes cells with an undecided slot), the others are
+    computed again.  Normal forms, piece values and slot suprema are kept with the table (in
+    ``table.memo`` when it has one), so the claims checked on one table share them."""
     backend = table.backend
     out, seen = [], set()
+    memo = getattr(table, "memo", None)
+    if memo is None:
+        memo = {}
+    position = 0
     for i, j in zip(left.tolist(), right.tolist()):
         for a, b in ((i, j), (j, i)):
             la, lb = table.law_of[a], table.law_of[b]
@@ -234,6 +275,13 @@ def cells(table: Any, left: Any, right: Any, bound: Any = None, search: bool = T
             seen.add((la, lb))
             law, law_prime = table.laws[la], table.laws[lb]
             for output, w in law.items():
+                if earlier is not None:
+                    before = earlier[position]
+                    assert before.output == output and before.x == table.datasets[a]  # the same order
+                    position += 1
+                    if before.decided:
+                        out.append(before)
+                        continue
                 out.append(_cell(table.datasets[a], table.datasets[b], output, w, law_prime.get(output), backend,
-                                 bound, search))
+                                 bound, search, memo))
     return out

@@ -83,11 +83,29 @@ def ratio_sup(g: pw.Piecewise, h: pw.Piecewise, backend: Any) -> Sup:
     return Sup(candidates, decided)
 
 
-def ratio_at(g: pw.Piecewise, h: pw.Piecewise, candidate: Candidate, backend: Any) -> tuple[Any, Any]:
-    """(g, h) at the candidate's point, each evaluated with the terms of the piece containing ``inside``."""
+def ratio_at(g: pw.Piecewise, h: pw.Piecewise, candidate: Candidate, backend: Any,
+             memo: Optional[dict] = None) -> tuple[Any, Any]:
+    """(g, h) at the candidate's point, each evaluated with the terms of the piece containing ``inside``.
+
+    ``memo`` (optional, owned by the caller): values of pieces already evaluated at a point, keyed by
+    the piece's identity and the point -- a density meets every neighbour of its dataset, so the same
+    piece is evaluated at the same candidate many times.  The entry keeps the piece alive, so its
+    identity cannot be reused while the memo lives; the value is the one evaluation would give."""
     gt = g.pieces[g.piece_at(candidate.inside)]
     ht = h.pieces[h.piece_at(candidate.inside)]
-    return pw.evaluate_terms(gt, candidate.t, backend), pw.evaluate_terms(ht, candidate.t, backend)
+    if memo is None:
+        return pw.evaluate_terms(gt, candidate.t, backend), pw.evaluate_terms(ht, candidate.t, backend)
+    return _evaluate(gt, candidate.t, backend, memo), _evaluate(ht, candidate.t, backend, memo)
+
+
+def _evaluate(terms: dict, t: Fraction, backend: Any, memo: dict) -> Any:
+    key = (id(terms), t)
+    found = memo.get(key)
+    if found is not None and found[0] is terms:
+        return found[1]
+    value = pw.evaluate_terms(terms, t, backend)
+    memo[key] = (terms, value)
+    return value
 
 
 def beyond(g: pw.Piecewise, h: pw.Piecewise, candidate: Candidate, bound: Any, backend: Any) -> Fraction:
@@ -119,27 +137,37 @@ def _hull(backend: Any, a: Fraction, b: Fraction) -> Any:
 
 class _Form:
     """A piece's terms prepared for interval evaluation: (rate, degree, coefficient) with the
-    rate as an interval, and the derivative's terms likewise (computed once per piece)."""
+    rate as an interval, and the derivative's terms likewise (computed once per piece).
 
-    def __init__(self, terms: dict, backend: Any) -> None:
+    ``exps`` (optional, shared by the forms of one search): e^(rate t) by (rate, t) -- the terms of g,
+    h and their derivatives share rates, and every box is evaluated for all four; the value is the
+    one ``ctx.exp`` gives for that rate and interval."""
+
+    def __init__(self, terms: dict, backend: Any, exps: Optional[dict] = None) -> None:
         self.backend = backend
         self.terms = terms
-        self.items = [(_iv(backend, r) if r else None, d, c) for (r, d), c in terms.items()]
+        self.exps = {} if exps is None else exps
+        self.items = [(r, _iv(backend, r) if r else None, d, c) for (r, d), c in terms.items()]
         slope: dict = {}
         for (rate, degree), c in terms.items():
             for key, factor in (((rate, degree - 1), degree), ((rate, degree), rate)):
                 if factor and key[1] >= 0:
                     value = c * _iv(backend, Fraction(factor))
                     slope[key] = slope[key] + value if key in slope else value
-        self.slope = [(_iv(backend, r) if r else None, d, c) for (r, d), c in slope.items()]
+        self.slope = [(r, _iv(backend, r) if r else None, d, c) for (r, d), c in slope.items()]
 
-    @staticmethod
-    def _sum(items: list, t: Any, ctx: Any) -> Any:
+    def _sum(self, items: list, t: Any, ctx: Any) -> Any:
         total = ctx.mpf(0)
-        for rate, degree, c in items:
+        exps = self.exps
+        where = t._mpi_
+        for r, rate, degree, c in items:
             value = c * t ** degree if degree else c
             if rate is not None:
-                value = value * ctx.exp(rate * t)
+                key = (r, where)
+                e = exps.get(key)
+                if e is None:
+                    e = exps[key] = ctx.exp(rate * t)
+                value = value * e
             total += value
         return total
 
@@ -266,16 +294,21 @@ class Bound:
 
 
 def bound_sup(g: pw.Piecewise, h: pw.Piecewise, lower: Any, where: Optional[Candidate], backend: Any,
-              target: Any = None) -> Optional[Bound]:
+              target: Any = None, exps: Optional[dict] = None) -> Optional[Bound]:
     """Enclose sup g/h given a certified value ``lower`` attained at ``where``: interval branch and
     bound (natural and mean-value forms, with the end-ratio argument) on every piece with several
     terms, and the dominant exponentials for unbounded pieces.  None when a tail cannot be bounded.
 
     ``target`` (a number, optional): boxes whose bound is at most it need no further splitting --
     a check only needs to know that the ratio stays below the claim's bound; the enclosure's upper
-    end is then that box's bound.  The search stops as soon as ``lower`` exceeds ``target``."""
+    end is then that box's bound.  The search stops as soon as ``lower`` exceeds ``target``.
+
+    ``exps`` (optional): the caller's store of e^(rate t) by (rate, interval t), shared with its other
+    searches at the same precision."""
     cuts = tuple(sorted(set(g.cuts) | set(h.cuts)))
     g, h = pw.refine(g, cuts), pw.refine(h, cuts)
+    if exps is None:  # e^(rate t) shared by the forms of this search (or the caller's searches)
+        exps = {}
     upper = lower.b
     at_candidate = True
     seen = [(lower, where)]  # every point whose ratio was evaluated: the supremum may sit at any that ties
@@ -295,7 +328,7 @@ def bound_sup(g: pw.Piecewise, h: pw.Piecewise, lower: Any, where: Optional[Cand
         if lo is None or hi is None:
             anchor = hi if lo is None else lo
             step = Fraction(-1 if lo is None else 1)
-            gf, hf = _Form(gt, backend), _Form(ht, backend)
+            gf, hf = _Form(gt, backend, exps), _Form(ht, backend, exps)
             tail = None
             for _ in range(16):
                 edge = anchor + step
@@ -317,7 +350,7 @@ def bound_sup(g: pw.Piecewise, h: pw.Piecewise, lower: Any, where: Optional[Cand
                 upper = max(upper, tail)
                 at_candidate = False
             lo, hi = (edge, hi) if lo is None else (lo, edge)
-        gf, hf = _Form(gt, backend), _Form(ht, backend)
+        gf, hf = _Form(gt, backend, exps), _Form(ht, backend, exps)
         ends = {end: r for end in (lo, hi) if (r := _point_ratio(gf, hf, end)) is not None}
         for end, r in ends.items():
             seen.append((r, Candidate(end, (lo + hi) / 2)))

@@ -169,6 +169,9 @@ class Table:
     law_of: list[int]
     backend: IntervalBackend
     windows: dict = field(default_factory=dict)
+    memo: dict = field(default_factory=dict, repr=False, compare=False)
+    """Results of exact functions of this table's weights kept for the checks that read it (the
+    density cells' normal forms and suprema: :func:`dpverify.engine.continuous.density_cells.cells`)."""
 
 
 def all_distributions(program: Callable[..., Any], datasets: list[tuple], params: Mapping[str, sympy.Expr],
