@@ -102,3 +102,58 @@ def test_a_run_under_the_limit_is_not_refused_and_one_over_it_is_before_enumerat
         guard(spec, spec.mechanism, spec.points[0], Options.validated(max_work=work - 1))
     assert "--max-work" in refused.value.fix
     assert (refused.value.file, refused.value.line) == universe.origin and universe.origin[0] == __file__
+
+
+@st.composite
+def answer_universes(draw):
+    """Sequences of integer answers (any order, gaps, negatives) under dp.linf_one or dp.l1_one, one size or a range."""
+    records = draw(st.lists(st.integers(-3, 4), min_size=1, max_size=4, unique=True))
+    low = draw(st.integers(0, 3))
+    high = draw(st.integers(low, min(4, low + 2)))
+    relation = draw(st.sampled_from([dp.linf_one, dp.l1_one]))
+    return dp.universe(records, n=range(low, high + 1) if high > low else low, neighbours=relation)
+
+
+@settings(max_examples=150, deadline=None)
+@given(answer_universes())
+def test_integer_answer_pairs_are_counted_and_listed_exactly(universe) -> None:
+    """linf_one/l1_one on integer sequences: the pairs listed by index arithmetic are the ones the relation
+    itself relates when asked about every pair (the reference), and the guard's count is their number."""
+    from dpverify.engine.datasets.datasets import _custom_pairs
+
+    datasets = enumerate_datasets(universe)
+    left, right = neighbour_pairs(universe, datasets)
+    expected = sorted(_custom_pairs(universe.neighbours, datasets))  # asks universe.neighbours on every pair
+    assert list(zip(left.tolist(), right.tolist())) == expected
+    size = estimate(universe)
+    assert size.exact and size.datasets == len(datasets) and size.pairs == len(expected)
+
+
+def test_noisy_max_over_answers_at_m_8_passes_the_default_guard_and_m_9_does_not(monkeypatch) -> None:
+    """{0,1,2}^8 under ell_inf: 6,561 vectors and (7^8 - 3^8)/2 = 2,879,120 pairs (not the C(6561, 2) = 21.5 M
+    pairs a custom relation is asked about), so (6,561 + 2,879,120) x 8 outputs is under the default 5e7; m = 9
+    is (19,683 + 20,166,962) x 9 = 1.8e8, refused before any enumeration."""
+    from fractions import Fraction
+
+    def rnm(q, eps):
+        best, value = 0, dp.laplace(q[0], 2 / eps)
+        for i in range(1, len(q)):
+            x = dp.laplace(q[i], 2 / eps)
+            if x > value:
+                best, value = i, x
+        return best
+
+    def never(*args, **kwargs):
+        raise AssertionError("enumerated before refusing")
+
+    monkeypatch.setattr("dpverify.engine.datasets.datasets.enumerate_datasets", never)
+    eps = dp.symbol("eps", positive=True)
+    for m, accepted in ((8, True), (9, False)):
+        universe = dp.answers([0, 1, 2], m)
+        assert estimate(universe) == type(estimate(universe))(3 ** m, (7 ** m - 3 ** m) // 2)
+        spec = dp.spec(rnm, universe=universe, grid={eps: [Fraction(1)]}, claims=[dp.private(eps)])
+        if accepted:
+            guard(spec, spec.mechanism, spec.points[0], Options.validated())
+        else:
+            with pytest.raises(EnumerationTooLarge, match="20,166,962 neighbouring pairs"):
+                guard(spec, spec.mechanism, spec.points[0], Options.validated())

@@ -95,9 +95,38 @@ def estimate(universe: Universe) -> Size:
         pairs = sum(_swaps(r, k, sym, alternatives) for k in universe.sizes)
     elif rel is Neighbours.ADD_REMOVE:
         pairs = sum(_insertions(r, k, sym) for k in universe.sizes if k + 1 in universe.sizes)
+    elif _integer_answers(universe):
+        pairs = sum(_answer_count(rel, universe.records, k) for k in universe.sizes)
     else:
         return Size(datasets, datasets * (datasets - 1) // 2, exact=False)
     return Size(datasets, pairs)
+
+
+def _integer_answers(universe: Universe) -> bool:
+    """Sequences of integer answers under the DSL's own ``linf_one`` or ``l1_one``: their pairs are counted
+    by formula and listed by index arithmetic (:func:`_answer_sequences`), without asking the relation."""
+    return (not universe.symmetric and (universe.neighbours is linf_one or universe.neighbours is l1_one)
+            and all(type(r) is int for r in universe.records))
+
+
+def _moves(records: tuple, rel: Callable[[tuple, tuple], bool]) -> list[tuple[int, int]]:
+    """The ordered pairs (a, b) of record positions one answer may move between: |records[a] - records[b]|
+    <= 1 under ell_inf (a == b included: that answer stays), == 1 under ell_1 (the one answer that moves)."""
+    return [(a, b) for a, x in enumerate(records) for b, y in enumerate(records)
+            if abs(x - y) <= 1 and (rel is linf_one or x != y)]
+
+
+def _answer_count(rel: Callable[[tuple, tuple], bool], records: tuple, k: int) -> int:
+    """Unordered pairs of distinct integer answer vectors of length k that ``linf_one`` or ``l1_one``
+    relates (both need equal lengths).  ell_inf: every answer moves independently along one of the c
+    ordered moves (a == b included), c^k ordered pairs, of which r^k pair a vector with itself;
+    ell_1: one position, one of the e unordered pairs {a, b} with |a - b| = 1, the others free."""
+    if k == 0:
+        return 0
+    moves = len(_moves(records, rel))
+    if rel is linf_one:
+        return (moves ** k - len(records) ** k) // 2
+    return k * len(records) ** (k - 1) * (moves // 2)
 
 
 def enumerate_datasets(universe: Universe) -> list[tuple]:
@@ -137,6 +166,8 @@ def _pairs(universe: Universe, datasets: list[tuple]) -> tuple[np.ndarray, np.nd
         return arr[:, 0], arr[:, 1]
     if universe.neighbours is Neighbours.REPLACE_ONE and not universe.symmetric:
         return _replace_one_sequences(universe)
+    if _integer_answers(universe) and len(datasets) == sum(len(universe.records) ** k for k in universe.sizes):
+        return _answer_sequences(universe)
     rel = universe.neighbours
     if universe.symmetric and (rel is linf_one or rel is l1_one) \
             and all(type(r) in (int, Fraction) for r in universe.records):
@@ -269,6 +300,53 @@ def _replace_one_sequences(universe: Universe) -> tuple[np.ndarray, np.ndarray]:
                 keep = index < other
                 lefts.append(index[keep] + offset)
                 rights.append(other[keep] + offset)
+        offset += count
+    if not lefts:
+        return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
+    left, right = np.concatenate(lefts), np.concatenate(rights)
+    order = np.lexsort((right, left))
+    return left[order], right[order]
+
+
+def _answer_sequences(universe: Universe) -> tuple[np.ndarray, np.ndarray]:
+    """The pairs (i < j) that ``linf_one`` or ``l1_one`` relate among sequences of integer answers, by index
+    arithmetic (a vector of length k is its number in base r, in :func:`enumerate_datasets`' order), sorted as
+    :func:`_as_arrays` sorts: the pairs :func:`_answer_pairs` finds by asking every pair, without asking
+    (tests/test_work_estimate.py holds the two equal).  ell_inf: every vector's neighbours are the product of
+    each answer's moves, built one position at a time; ell_1: one position moves by one."""
+    records, rel = universe.records, universe.neighbours
+    r = len(records)
+    moves = np.array(_moves(records, rel), dtype=np.int64).reshape(-1, 2)
+    lefts, rights, offset = [], [], 0
+    for k in universe.sizes:
+        count = r ** k
+        if k == 0 or len(moves) == 0:
+            offset += count
+            continue
+        if rel is linf_one:
+            left = np.zeros(1, dtype=np.int64)
+            right = np.zeros(1, dtype=np.int64)
+            for _ in range(k):  # append one digit: every pair so far times every move of the next answer
+                left = (left[:, None] * r + moves[None, :, 0]).reshape(-1)
+                right = (right[:, None] * r + moves[None, :, 1]).reshape(-1)
+                # a pair whose first digits put left above right stays there (a prefix decides the order of
+                # two base-r numbers of equal length), so it is dropped as soon as it is seen
+                keep = left <= right if _ < k - 1 else left < right
+                left, right = left[keep], right[keep]
+        else:
+            index = np.arange(count, dtype=np.int64)
+            parts_l, parts_r = [], []
+            for pos in range(k):
+                place = r ** (k - 1 - pos)
+                digit = (index // place) % r
+                for a, b in moves:
+                    if a < b:  # each unordered move once: the smaller vector is the one with the smaller digit
+                        chosen = index[digit == a]
+                        parts_l.append(chosen)
+                        parts_r.append(chosen + (b - a) * place)
+            left, right = np.concatenate(parts_l), np.concatenate(parts_r)
+        lefts.append(left + offset)
+        rights.append(right + offset)
         offset += count
     if not lefts:
         return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
