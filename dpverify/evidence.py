@@ -81,6 +81,7 @@ class PrivacyEvidence(Evidence):
     loss_histogram: Optional[dict[str, Any]] = None  # {edges, counts, infinite}: floats for the plot
     witness_laws: Optional[WitnessLaws] = None
     density_curves: Optional[DensityCurves] = None
+    proof_steps: Optional[list[str]] = None  # a structural proof for every dataset: its steps, in order
 
 
 @dataclass

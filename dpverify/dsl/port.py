@@ -12,7 +12,9 @@ error, as it always has.
 """
 from __future__ import annotations
 
-from collections.abc import Callable
+import contextlib
+import threading
+from collections.abc import Callable, Iterator
 from typing import Any, Optional, Protocol
 
 from ..errors import SpecError
@@ -55,6 +57,7 @@ class Engine(Protocol):
 
 
 _installed: Optional[Engine] = None
+_local = threading.local()  # a reading that runs a program by itself (the structural one) overrides it here
 
 
 def install(implementation: Engine) -> None:
@@ -65,11 +68,23 @@ def install(implementation: Engine) -> None:
 
 def engine() -> Engine:
     """The installed engine; a clear error when none is (the DSL used without ``import dpverify``)."""
-    found = _installed
+    found = getattr(_local, "override", None) or _installed
     if found is None:
         raise SpecError("no engine is installed to run the primitives",
                         "import dpverify (which installs its engine) before running a mechanism")
     return found
+
+
+@contextlib.contextmanager
+def reading(implementation: Engine) -> Iterator[None]:
+    """Within the block (on this thread), primitives ask ``implementation`` instead of the installed
+    engine: another reading of the program (e.g. :mod:`dpverify.engine.structural`) runs it."""
+    before = getattr(_local, "override", None)
+    _local.override = implementation
+    try:
+        yield
+    finally:
+        _local.override = before
 
 
 def outside_run(name: str) -> SpecError:
@@ -79,4 +94,4 @@ def outside_run(name: str) -> SpecError:
                      "run it with `dpverify check`")
 
 
-__all__ = ["Engine", "NotDerivable", "engine", "install", "outside_run"]
+__all__ = ["Engine", "NotDerivable", "engine", "install", "outside_run", "reading"]

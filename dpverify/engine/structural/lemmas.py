@@ -1,0 +1,262 @@
+"""From a structural reading to a privacy cost for every dataset: sensitivities, calibration, composition.
+
+Each noise step's centre is a data value sum_i f_i q_i + c whose sensitivity
+is bounded, for every integer n >= n_min, by S(n) = sum_i |f_i| Delta_i(n), each
+Delta_i derived by :func:`dpverify.engine.sensitivity.derive.derive` under the
+universe's relation over the query's record domain (which must contain the
+universe's records).  The calibration lemmas (pure eps-DP of one step):
+
+* Laplace with scale b: S/b (the density ratio of two Laplace laws whose
+  centres are S apart is at most e^(S/b));
+* two-sided geometric with parameter a > 1 on an integer centre: S ln a
+  (P(k + j)/P(k) <= a^|j|);
+* the exponential mechanism with eps and the Delta_s it divides by
+  (exp(eps u/(2 Delta_s))), on a score of derived sensitivity Delta_u:
+  eps Delta_u/Delta_s (McSherry-Talwar: e^(eps Delta_u/(2 Delta_s)) from the
+  numerator, the same from the normaliser);
+* randomized response of one record over a values set that holds every record:
+  eps (the keep/flip odds are e^eps/(k-1) : 1/(k-1));
+* Gaussian and one-sided exponential noise on a data value: no finite eps
+  (the Gaussian's zCDP cost S^2/(2 sigma^2) is reported, not used);
+* noise on a constant or on a noisy value, and everything after: free
+  (post-processing).
+
+Costs add (basic sequential composition, each step's centre and law being fixed
+by data-independent values: the reading refuses branching on data or noise).
+For an answers universe each step charges its rate (1/b, ln a) times |f_i| to
+the answer i; neighbours at L1 distance 1 cost at most the largest answer's
+charge, at L-infinity distance 1 the sum of all charges.
+
+:func:`at_most` decides cost(n, theta) <= bound(theta) for every integer n >= n_min
+and every positive value of the symbols: by an exact supremum over n of the
+ratio cost/bound when it is free of the parameters
+(:func:`dpverify.engine.decide.eventually.supremum`), else by sympy's
+assumptions on bound - cost.  Never a float comparison.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Optional
+
+import sympy
+
+from ...dsl.queries import Finite, Interval, Query
+from ...dsl.universe import Neighbours, l1_one, linf_one
+from ..decide.eventually import Undecided, supremum
+from ..program.backend import exact_sign
+from ..sensitivity.derivable import N, NotDerivable
+from ..sensitivity.derive import derive
+from .reading import Reading, Step
+from .values import DataValue, NotStructural, Record
+
+
+@dataclass
+class Cost:
+    """The total pure-eps cost of a mechanism for every dataset, with the steps that give it."""
+
+    eps: sympy.Expr
+    n_min: int
+    domain: str
+    steps: list[str] = field(default_factory=list)
+    rho: Optional[sympy.Expr] = None  # zCDP cost of the Gaussian steps (informative)
+
+
+def _contains(domain: Any, records: tuple) -> bool:
+    if isinstance(domain, Finite):
+        return set(records) <= set(domain.records)
+    if isinstance(domain, Interval):
+        return all(r in domain for r in records)
+    return False
+
+
+def _show(records: tuple) -> str:
+    return "{" + ", ".join(str(r) for r in records) + "}" if len(records) <= 12 else f"{len(records)} records"
+
+
+def _simplify(expr: sympy.Expr) -> sympy.Expr:
+    return sympy.simplify(sympy.powsimp(sympy.expand_log(expr, force=False)))
+
+
+class _Costing:
+    def __init__(self, relation: Neighbours, records: tuple) -> None:
+        self.relation, self.records = relation, records
+        self.n_min = 1
+        self.lines: list[str] = []
+
+    def domain_of(self, query: Query) -> Any:
+        domain = query.domain if query.domain is not None else Finite(self.records)
+        if not _contains(domain, self.records):
+            raise NotStructural(f"the query {query.describe()}'s domain {domain.describe()} does not hold every "
+                                "record of the universe")
+        return domain
+
+    def delta(self, query: Query, relation: Neighbours, candidates: tuple = (None,),
+              domain: Any = None) -> sympy.Expr:
+        try:
+            d = derive(query, relation, domain if domain is not None else self.domain_of(query), candidates)
+        except (NotDerivable, Exception) as err:  # noqa: BLE001 -- any failure: no derivation, no proof
+            raise NotStructural(f"the sensitivity of {query.describe()} is not derived: {err}") from None
+        self.n_min = max(self.n_min, d.n_min)
+        return d.expr
+
+    def sensitivity(self, centre: DataValue) -> sympy.Expr:
+        total = sympy.Integer(0)
+        for f, base in centre.terms:
+            if not isinstance(base, Query):
+                raise NotStructural("an answer of an answers vector in a record universe")
+            total += sympy.Abs(f) * self.delta(base, self.relation)
+        return _simplify(total)
+
+    def stated(self, query: Query, declared: Neighbours, candidates: tuple) -> sympy.Expr:
+        """The Delta the mechanism itself divides by when it derives it (as dpverify's runtime does)."""
+        if query.domain is None:
+            raise NotStructural("the mechanism's query has no record domain")
+        try:
+            d = derive(query, declared, query.domain, candidates)
+            value = supremum(d.expr, N, d.n_min) if declared is Neighbours.ADD_REMOVE else d.expr
+        except (NotDerivable, Undecided) as err:
+            raise NotStructural(f"the mechanism's own Delta is not derived: {err}") from None
+        if declared is not Neighbours.ADD_REMOVE:
+            self.n_min = max(self.n_min, d.n_min)
+        if sympy.sympify(value).is_positive is not True:
+            raise NotStructural(f"the mechanism's Delta {value} is not positive for every n")
+        return sympy.sympify(value)
+
+    def step(self, s: Step) -> sympy.Expr:
+        where = f"line {s.line}"
+        if s.centre is None:
+            self.lines.append(f"{where}: {s.kind.replace('_', ' ')} on a constant or noisy value: "
+                              "post-processing, cost 0")
+            return sympy.Integer(0)
+        if isinstance(s.centre, Record):
+            if s.kind != "randomized_response":
+                raise NotStructural("a record read by something other than randomized response")
+            cost = sympy.Abs(s.param)
+            self.n_min = max(self.n_min, s.centre.index + 1)
+            self.lines.append(f"{where}: randomized response of data[{s.centre.index}] over values "
+                              f"{_show(s.score[0])} (every record among them): cost {_simplify(cost)}")
+            return cost
+        if s.kind == "randomized_response":
+            raise NotStructural("randomized response of a value computed from the data")
+        if s.kind in ("laplace_mechanism", "exponential_mechanism"):
+            query, candidates = s.score
+            u = self.delta(query, self.relation, candidates)
+            stated = s.stated if s.stated is not None else self.stated(query, s.declared, candidates)
+            if s.stated is not None and sympy.sympify(stated).is_positive is not True:
+                raise NotStructural(f"the stated sensitivity {stated} is not positive")
+            cost = _simplify(s.param * u / stated)
+            what = "Laplace mechanism, scale Delta_s/eps" if s.kind == "laplace_mechanism" else \
+                "exponential mechanism, weights exp(eps u/(2 Delta_s))"
+            self.lines.append(f"{where}: {what} with Delta_s = {stated}, eps = {s.param}; {query.describe()} has "
+                              f"sensitivity Delta(n) = {u} ({self.relation.value}) for every n >= {self.n_min}; "
+                              f"cost eps Delta/Delta_s = {cost}")
+            return cost
+        s_n = self.sensitivity(s.centre)
+        if s.kind == "laplace":
+            cost = _simplify(s_n / s.param)
+            lemma = f"Laplace noise with scale b = {s.param}: cost Delta/b = {cost}"
+        elif s.kind == "geometric":
+            if s.param.is_positive is not True or sympy.log(s.param).is_positive is not True:
+                raise NotStructural(f"geometric noise with a = {s.param}: a > 1 is not shown for every parameter")
+            cost = _simplify(s_n * sympy.log(s.param))
+            lemma = f"two-sided geometric noise with a = {s.param}: cost Delta ln a = {cost}"
+        elif s.kind == "gaussian":
+            self.rho = _simplify(s_n ** 2 / (2 * s.param ** 2))
+            cost = sympy.oo
+            lemma = f"Gaussian noise with sigma = {s.param}: no finite eps (zCDP rho = Delta^2/(2 sigma^2) = {self.rho})"
+        else:
+            cost = sympy.oo
+            lemma = f"{s.kind} noise on a data value: no finite eps (its support moves)"
+        self.lines.append(f"{where}: the centre has sensitivity Delta(n) = {s_n} ({self.relation.value}) for every "
+                          f"n >= {self.n_min}; {lemma}")
+        return cost
+
+
+def record_cost(reading: Reading, relation: Any, records: tuple) -> Cost:
+    """The cost of a record universe's mechanism for every dataset over its domain, every n >= n_min."""
+    if not isinstance(relation, Neighbours):
+        raise NotStructural("a custom neighbour relation on records has no structural rule")
+    costing = _Costing(relation, records)
+    total = sympy.Integer(0)
+    for s in reading.steps:
+        total += costing.step(s)
+    total = _simplify(total)
+    domains = {id(q.domain): q.domain for s in reading.steps if s.score and isinstance(s.score[0], Query)
+               for q in (s.score[0],) if q.domain is not None}
+    domains.update({id(b.domain): b.domain for s in reading.steps if isinstance(s.centre, DataValue)
+                    for _, b in s.centre.terms if isinstance(b, Query) and b.domain is not None})
+    shared = list(domains.values())
+    if (not reading.raw_forms and not reading.records_read and len(shared) == 1
+            and isinstance(shared[0], Interval)):
+        where = f"[{shared[0].lo}, {shared[0].hi}]"
+    elif (not reading.raw_forms and not reading.records_read and len(shared) == 1
+          and isinstance(shared[0], Finite)):
+        where = _show(shared[0].records)
+    else:
+        where = _show(records)
+    n_min = costing.n_min if relation is not Neighbours.ADD_REMOVE else costing.n_min - 1
+    cost = Cost(total, max(n_min, 0), where, costing.lines, getattr(costing, "rho", None))
+    cost.steps.append(f"sequential composition of {len(reading.steps)} step(s): total cost {total}")
+    return cost
+
+
+def answers_cost(reading: Reading, relation: Any, m: int) -> Cost:
+    """The cost of an answers universe's mechanism for every pair of answer vectors in the relation."""
+    if relation is not l1_one and relation is not linf_one:
+        raise NotStructural("an answers universe with a relation other than dp.l1_one or dp.linf_one")
+    charge = [sympy.Integer(0)] * m
+    lines = []
+    for s in reading.steps:
+        if s.centre is None:
+            lines.append(f"line {s.line}: {s.kind} on a constant or noisy value: post-processing, cost 0")
+            continue
+        if s.kind == "laplace":
+            rate, what = 1 / s.param, f"Laplace noise, scale b = {s.param}: rate 1/b"
+        elif s.kind == "geometric":
+            if s.param.is_positive is not True or sympy.log(s.param).is_positive is not True:
+                raise NotStructural(f"geometric noise with a = {s.param}: a > 1 is not shown for every parameter")
+            rate, what = sympy.log(s.param), f"geometric noise, a = {s.param}: rate ln a"
+        else:
+            raise NotStructural(f"{s.kind} on an answer is not read structurally")
+        rate = _simplify(rate)
+        for f, base in s.centre.terms:
+            charge[base[1]] += sympy.Abs(f) * rate
+        lines.append(f"line {s.line}: {what} = {rate} per unit of the answers it is centred on")
+    charge = [_simplify(c) for c in charge]
+    if relation is l1_one:
+        total = _simplify(sympy.Max(*charge))
+        lines.append(f"answers at L1 distance <= 1: the loss is sum_i |q_i - q'_i| charge_i <= max_i charge_i = {total}")
+    else:
+        total = _simplify(sympy.Add(*charge))
+        lines.append(f"answers at L-infinity distance <= 1: the loss is at most sum_i charge_i = {total}")
+    return Cost(total, 0, f"answer vectors of length {m}", lines)
+
+
+def at_most(cost: sympy.Expr, bound: sympy.Expr, n_min: int) -> tuple[bool, str]:
+    """Whether cost <= bound for every integer n >= n_min and every positive value of the other symbols
+    (their declared assumptions), with the sentence that decides it; False when it is not shown."""
+    cost, bound = sympy.sympify(cost), sympy.sympify(bound)
+    if cost == 0:
+        return True, "the cost is 0"
+    if cost.has(sympy.oo, sympy.zoo, sympy.nan):
+        return False, "the cost is not finite"
+    if bound.is_positive is not True:
+        return False, f"the claimed level {bound} is not shown positive for every parameter"
+    ratio = _simplify(cost / bound)
+    if ratio.free_symbols <= {N}:
+        try:
+            top = supremum(ratio, N, max(n_min, 1)) if N in ratio.free_symbols else ratio
+        except (Undecided, Exception) as err:  # noqa: BLE001
+            return False, f"the supremum over n of cost/claim = {ratio} is not decided ({err})"
+        sign = exact_sign(sympy.sympify(top) - 1)
+        if sign is not None and sign <= 0:
+            return True, (f"cost/claim = {ratio}, whose supremum over n >= {max(n_min, 1)} is {top} <= 1"
+                          if N in ratio.free_symbols else f"cost/claim = {ratio} <= 1")
+        return False, f"cost/claim = {ratio} reaches {top} > 1" if sign else f"cost/claim = {ratio}: sign undecided"
+    gap = _simplify(bound - cost)
+    if gap.is_nonnegative is True:
+        return True, f"claim - cost = {gap} >= 0 for every value of the parameters"
+    return False, f"claim - cost = {gap} is not shown >= 0 for every value of the parameters"
+
+
+__all__ = ["Cost", "answers_cost", "at_most", "record_cost"]
