@@ -5,6 +5,8 @@ from __future__ import annotations
 import functools
 import math
 
+import mpmath
+import pytest
 import sympy
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -77,3 +79,72 @@ def test_delta_at_on_the_lattice_points_and_beyond_the_largest_loss() -> None:
         found = delta_at(pld, level, backend)
         assert _same(found, _reference_delta_at(pld, level, backend))
     assert delta_at(pld, 13, backend).delta._mpi_[1][1] == 0  # no loss above 25 * 1/2: delta is exactly 0
+
+
+def _reference_bounds(ctx, found, eps):
+    """laplace_mixture_bounds.bounds as it was: the Q-sum by Horner's rule in the interval context, per eps."""
+    from dpverify.engine.pld.bounds import BITS, _floor
+    lattice, offset = found
+    h = lattice.h
+    ends = []
+    for up, (first, coeffs, overflow) in ((False, lattice.lower), (True, lattice.upper)):
+        def loss(j):
+            return offset + (first + j) * h
+        above = min(max(_floor(ctx, (eps - offset) / h) - first, 0), len(coeffs))
+        while above > 0 and loss(above - 1).a > eps.b:
+            above -= 1
+        while above < len(coeffs) and not loss(above).a > eps.b:
+            above += 1
+        total = ctx.mpf(sum(coeffs[above:]) + (overflow if up else 0))
+        if above < len(coeffs):
+            x, horner = ctx.exp(-h), ctx.mpf(0)
+            for c in reversed(coeffs[above:]):
+                horner = horner * x + c
+            total -= ctx.exp(eps - loss(above)) * horner
+        j = above - 1
+        while j >= 0 and loss(j).b > eps.a:
+            excess = 1 - ctx.exp(eps - loss(j))
+            total += coeffs[j] * ctx.mpf([max(excess.a, 0), max(excess.b, 0)])
+            j -= 1
+        value = total / ctx.mpf(2) ** BITS
+        ends.append(value)
+    return ends
+
+
+@pytest.mark.parametrize("q, t, added, times, n", [(R(1, 10), 1, True, 3, 40), (R(1, 10), 1, False, 3, 40),
+                                                   (R(1, 2), R(1, 3), True, 5, 20), (R(1, 100), 2, False, 4, 30)])
+def test_the_laplace_lattice_bounds_by_suffix_sums_meet_the_horner_ones(q, t, added, times, n) -> None:
+    from dpverify.engine.pld.laplace_mixture_bounds import bounds, discretised
+    backend = IntervalBackend(50)
+    ctx = backend.ctx
+    found = discretised(ctx, backend.num(q), backend.num(t), added, times, n)
+    top = float(found[0].h.b) * (len(found[0].upper[1]) + found[0].upper[0]) + float(found[1].b)
+    for k in range(12):
+        eps = backend.num(R(k, 11) * R(round(top * 1000), 1000))
+        fast = bounds(ctx, found, eps)
+        lower, upper = _reference_bounds(ctx, found, eps)
+        for mine, theirs, index in ((fast.lower, lower, 0), (fast.upper, upper, 1)):
+            ends = [mpmath.mp.make_mpf(e) for e in (*mine._mpi_, *theirs._mpi_)]
+            scale = max(abs(e) for e in ends)
+            # the same certified sum enclosed two ways: its lower (upper) ends agree to 40 digits
+            reference = max(ends[2], 0) if index == 0 else max(ends[3], 0)
+            assert abs(ends[0] - reference) <= scale * mpmath.mpf(10) ** -40 or scale == 0
+        assert fast.lower.a >= 0 and fast.lower.a <= fast.upper.b
+
+
+@settings(max_examples=25, deadline=None)
+@given(coeffs=st.lists(st.integers(0, 2 ** 170), min_size=1, max_size=40), dps=st.sampled_from([20, 50]))
+def test_the_suffix_sums_enclose_the_q_sums(coeffs, dps) -> None:
+    from dpverify.engine.pld.bounds import Discretised
+    from dpverify.engine.pld.laplace_mixture_bounds import _suffix_sums
+    ctx = IntervalBackend(dps).ctx
+    h, offset = ctx.mpf(1) / 7, ctx.mpf(-3) / 5
+    lattice = Discretised(h, (2, coeffs, 0), (2, coeffs, 0))
+    s_p, s_q = _suffix_sums(ctx, (lattice, offset), True)
+    with mpmath.workdps(dps + 60):
+        for i in range(len(coeffs) + 1):
+            assert s_p[i] == sum(coeffs[i:])
+            exact = sum(mpmath.mpf(c) * mpmath.exp(-(mpmath.mpf(-3) / 5 + (2 + j) * mpmath.mpf(1) / 7))
+                        for j, c in enumerate(coeffs) if j >= i)
+            lo, hi = (mpmath.mp.make_mpf(e) for e in s_q[i])
+            assert lo <= exact <= hi

@@ -23,6 +23,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from mpmath.libmp import from_int, fzero, round_ceiling, round_floor
+from mpmath.libmp.libmpi import mpi_add, mpi_div, mpi_mul
+
 from .budget import HOW, scaled
 from .bounds import BITS, MAX_COEFFICIENTS, Bounds, Discretised, TooLong, _floor, _integers, _power, check_cost
 
@@ -114,6 +117,28 @@ class Run:
         return _clip(ctx, out)
 
 
+def _suffix_sums(ctx: Any, found: tuple[Discretised, Any], up: bool) -> tuple[list[int], list[tuple]]:
+    """(S_p, S_q) of one bound, kept on its :class:`Discretised` per precision: S_p[i] = sum_{j >= i} c_j (exact
+    integers) and S_q[i] = sum_{j >= i} c_j e^(-l_j) (raw mpmath intervals; l_j = T o + (first + j) h, its
+    lattice losses), so that every eps costs one difference instead of a pass over the coefficients."""
+    lattice, offset = found
+    key = ("laplace", up, ctx.prec)
+    if key not in lattice.sums:
+        first, coeffs, _ = lattice.upper if up else lattice.lower
+        prec, n = ctx.prec, len(coeffs)
+        ratio = ctx.exp(-lattice.h)._mpi_
+        back = ctx.exp(-(offset + (first + n - 1) * lattice.h))._mpi_  # e^(-l_j), from the top down
+        s_p, s_q = [0] * (n + 1), [(fzero, fzero)] * (n + 1)
+        for j in range(n - 1, -1, -1):
+            c = coeffs[j]
+            s_p[j] = s_p[j + 1] + c
+            s_q[j] = mpi_add(s_q[j + 1], mpi_mul((from_int(c, prec, round_floor), from_int(c, prec, round_ceiling)),
+                                                 back, prec), prec)
+            back = mpi_div(back, ratio, prec)
+        lattice.sums[key] = (s_p, s_q)
+    return lattice.sums[key]
+
+
 def _clip(ctx: Any, masses: dict[int, Any]) -> dict[int, Any]:
     return {i: ctx.mpf([max(m.a, 0), max(m.b, 0)]) for i, m in masses.items()}
 
@@ -136,8 +161,8 @@ def discretised(ctx: Any, q: Any, t: Any, added: bool, times: int, n: int) -> tu
 
 def bounds(ctx: Any, found: tuple[Discretised, Any], eps: Any) -> Bounds:
     """Certified [lower, upper] ends of delta_T(eps) (``eps`` an interval): over the lattice losses l_j
-    certified above eps, sum c_j - e^eps sum c_j e^(-l_j) (the second by Horner's rule in e^-h from the
-    top: only the terms above eps are visited), plus c_j (1 - e^(eps - l_j)) clipped at 0 for the few l_j
+    certified above eps, sum c_j - e^eps sum c_j e^(-l_j) (both suffix sums, computed once per bound and
+    precision: :func:`_suffix_sums`), plus c_j (1 - e^(eps - l_j)) clipped at 0 for the few l_j
     that meet eps, plus the upper bound's mass at +inf."""
     lattice, offset = found
     h = lattice.h
@@ -150,12 +175,10 @@ def bounds(ctx: Any, found: tuple[Discretised, Any], eps: Any) -> Bounds:
             above -= 1
         while above < len(coeffs) and not loss(above).a > eps.b:
             above += 1
-        total = ctx.mpf(sum(coeffs[above:]) + (overflow if up else 0))
+        s_p, s_q = _suffix_sums(ctx, found, up)
+        total = ctx.mpf(s_p[above] + (overflow if up else 0))
         if above < len(coeffs):
-            x, horner = ctx.exp(-h), ctx.mpf(0)
-            for c in reversed(coeffs[above:]):
-                horner = horner * x + c
-            total -= ctx.exp(eps - loss(above)) * horner
+            total -= ctx.exp(eps) * ctx.make_mpf(s_q[above])
         j = above - 1
         while j >= 0 and loss(j).b > eps.a:  # losses not separated from eps
             excess = 1 - ctx.exp(eps - loss(j))
