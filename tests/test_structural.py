@@ -296,3 +296,25 @@ def test_structural_bound_dominates_the_exact_achieved_eps(top, geometric, facto
         assert achieved <= claim * point + sympy.Rational(1, 10 ** 20)
     else:
         assert claim < top * factor
+
+
+def test_a_score_bound_to_the_generic_dataset_and_called_by_the_program_is_refused() -> None:
+    """A term that ignores its record gives the same value on the generic record as on one record:
+    the program may not compute with it (the structural run would see a one-record dataset)."""
+    flat = dp.total(lambda x, y: y, domain=(0, 1))
+
+    def peeks(data, eps):
+        bound = flat.on(data)
+        scale = 1 / eps if bound(1) == 1 else 1 / (5 * eps)
+        return dp.laplace(sum(data), scale)
+
+    with pytest.raises(NotStructural, match="evaluates a score"):
+        cost_of(peeks, BITS, {"eps": eps})
+
+    def picks(data, eps):
+        return dp.exponential((0, 1), SCORE2.on(data), eps, neighbours=dp.REPLACE_ONE)
+
+    assert cost_of(picks, BITS, {"eps": eps}).eps == eps
+
+
+SCORE2 = dp.count(lambda x, y: x == y, domain=(0, 1))

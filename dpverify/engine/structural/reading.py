@@ -332,6 +332,7 @@ def _once(program: Callable[..., Any], relation: Any, records: tuple, params: di
         raise NotStructural("the mechanism is not a plain Python function")
     run = _Run(relation, records, answers)
     before = set_run(run)
+    watcher = _watch(run)
     try:
         with port.reading(run):  # type: ignore[arg-type]
             fn = run.wrap(program)
@@ -349,10 +350,31 @@ def _once(program: Callable[..., Any], relation: Any, records: tuple, params: di
             raise NotStructural(run.refused) from None
         raise NotStructural(f"the structural run raised {type(err).__name__}: {err}") from None
     finally:
+        watcher()
         set_run(before)
     if run.refused is not None:
         raise NotStructural(run.refused + " (the program caught the refusal)")
     return run.reading
+
+
+def _watch(run: _Run) -> Callable[[], None]:
+    """Refuse any record term evaluated on the generic record: ``score.on(data)`` is read by this reading's
+    dp.exponential only, and a score called by the program itself (``score.on(data)(y)``, whose term may
+    ignore its record) would compute a value for a one-record dataset.  Returns the function that stops
+    watching (the previous profile function is restored, and kept being called meanwhile)."""
+    from ...dsl.queries import Term
+    term_code = Term.__call__.__code__
+    previous = sys.getprofile()
+
+    def hook(frame: Any, event: str, arg: Any) -> Any:
+        if event == "call" and frame.f_code is term_code and frame.f_locals.get("record") is MARK:
+            if run.refused is None:
+                run.refused = "the program evaluates a score on the generic dataset itself (only dp.exponential reads it)"
+        if previous is not None:
+            previous(frame, event, arg)
+
+    sys.setprofile(hook)
+    return lambda: sys.setprofile(previous)
 
 
 def _check_output(value: Any, depth: int = 0) -> None:
