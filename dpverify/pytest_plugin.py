@@ -29,6 +29,13 @@ declared ``expect="refuted"`` is pytest's strict xfail: refuted, it is reported 
 (``XFAIL``, its reason the witness in one line); holding, it fails as ``[XPASS(strict)]``;
 ``unknown`` or an error fails as any claim does.  A run where every claim is as expected exits 0.
 
+A claim that holds passes, and ``pytest -v`` and the "dpverify verdicts" section name its verdict and
+its scope (:mod:`dpverify.report.scope`): ``PROVED [universe n=3, every ε]`` (proved for every ε on the
+declared finite universe only), ``VERIFIED [universe n=3, grid]``, ``PROVED [all datasets, every ε]``;
+each item's ``user_properties`` (in junit XML) carry ``dpverify_scope`` (that short form),
+``dpverify_scope_label`` (the whole scope) and ``dpverify_all_datasets`` (true only for a verdict about
+every dataset of every size).
+
 Claims are checked in a worker process per spec file (forked where the platform can),
 so spec code that exits or ends its process fails its items instead of ending the
 session.  This module is cheap to import: dpverify itself loads only when a spec file
@@ -783,12 +790,19 @@ class ClaimItem(pytest.Item):
     def runtest(self) -> None:
         from .replay import relative, replay_command
         from .report.evidence_lines import evidence_lines
+        from .report.scope import point_scope
+        from .results import universe_text
         spec_file = self.getparent(SpecFile)
         assert spec_file is not None
         result = spec_file.check(self.key)
         expected = self.claim.expect
+        universe = getattr(self.spec, "universe", None)
+        scope = point_scope(result, self.claim.kind, universe_text(universe),
+                            universe.scope() if universe is not None else None)
         self.user_properties += [("dpverify_status", result.status.value), ("dpverify_expect", expected),
-                                 ("dpverify_scope", result.coverage["label"] if result.coverage else None)]
+                                 ("dpverify_scope", scope.short if scope else None),
+                                 ("dpverify_scope_label", scope.label if scope else None),
+                                 ("dpverify_all_datasets", scope.all_datasets if scope else None)]
         if not expected and result.status.passes:
             return
         lines = [f"{result.status.value}: {self.spec.name}:{self.claim.id} ({self.claim.describe()})",
@@ -843,8 +857,9 @@ def _verdict(report: Any) -> Optional[tuple[str, Optional[str]]]:
 
 
 def pytest_report_teststatus(report: pytest.TestReport, config: pytest.Config) -> Any:
-    """The verdict of a passing claim in ``pytest -v``: ``PROVED``, ``VERIFIED`` or ``CONSISTENT``,
-    instead of a ``PASSED`` that does not tell a proof from a grid check.  Failures, xfails (a
+    """The verdict of a passing claim in ``pytest -v``: ``PROVED``, ``VERIFIED`` or ``CONSISTENT`` and its
+    scope (``PROVED [universe n=3, every ε]``), instead of a ``PASSED`` that does not tell a proof from a
+    grid check, nor a finite universe from every dataset.  Failures, xfails (a
     claim refuted as expected), the short letters and the outcome counts stay pytest's (tools
     parse ``FAILED <node id>``); the "dpverify verdicts" section names every verdict."""
     verdict = _verdict(report)
@@ -855,8 +870,10 @@ def pytest_report_teststatus(report: pytest.TestReport, config: pytest.Config) -
 
 
 def _scope(report: Any) -> str:
-    """" [n = 3..40]" for a verdict on part of what its claim states (a sample-complexity claim is
-    checked for finitely many n), else ""."""
+    """The scope of a verdict that holds (:mod:`dpverify.report.scope`): " [universe n=3, every ε]" for a
+    proof on the declared finite universe, " [universe n=3, grid]" at a grid point, " [all datasets, every
+    ε]" for a proof about every dataset, " [n = 3..40]" for a sample-complexity claim checked for those n;
+    "" for a verdict that does not hold."""
     scope = dict(getattr(report, "user_properties", ())).get("dpverify_scope")
     return f" [{scope}]" if scope else ""
 
@@ -869,7 +886,7 @@ class _Verdicts:
     def __init__(self, config: pytest.Config) -> None:
         self.config = config
         self.rows: list[tuple[str, str, Optional[str]]] = []  # node id, status, expected
-        self.scopes: dict[str, str] = {}  # node id -> " [n = 3..40]" for a verdict on part of its claim
+        self.scopes: dict[str, str] = {}  # node id -> " [universe n=3, grid]": the scope of a verdict that holds
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         verdict = _verdict(report)

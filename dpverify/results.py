@@ -142,6 +142,53 @@ class SpecReport:
     error: Optional[str] = None
     spec: Optional[Spec] = None  # what was checked, for writers that show it (reports)
     coverage: Optional[dict] = None  # the universe's scope(): every pair, or only listed pairs (dp.pairs)
+    universe: Optional[dict] = None  # universe_text(spec.universe): {"label", "short"}, for every verdict's scope
+
+
+def universe_text(universe: Any) -> Optional[dict]:
+    """What a spec's claims are checked on, in a few words, for the scope of every verdict
+    (:mod:`dpverify.report.scope`): ``{"label": "n = 3 over {0, 1/2, 1}, replace-one", "short": "n=3"}``
+    for a universe, ``{"label": "6 listed pairs (patterns) of 5 datasets, linf_one", "short": "6 listed
+    pairs"}`` for a ``dp.pairs`` set; None for a spec without one."""
+    if universe is None:
+        return None
+    if isinstance(getattr(universe, "pairs", None), tuple) and hasattr(universe, "datasets"):  # dp.pairs
+        name = getattr(universe, "name", "")
+        relation = getattr(universe.neighbours, "value", None) or getattr(universe.neighbours, "__name__", "custom")
+        count = len(universe.pairs)
+        return {"label": f"{count} listed pairs{f' ({name})' if name else ''} of {len(universe.datasets())} datasets, "
+                         f"{relation}", "short": f"{count} listed pairs"}
+    records = tuple(getattr(universe, "records", ()))
+    sizes = tuple(getattr(universe, "sizes", ()))
+    if not sizes:
+        return {"label": str(getattr(universe, "describe", lambda: "the declared universe")()), "short": "declared"}
+    if len(sizes) == 1:
+        n = f"n = {sizes[0]}"
+    elif list(sizes) == list(range(sizes[0], sizes[-1] + 1)):
+        n = f"n = {sizes[0]}..{sizes[-1]}"
+    else:
+        n = "n in {" + ", ".join(map(str, sizes)) + "}"
+    shown = ", ".join(_record_text(r) for r in records[:_RECORDS_SHOWN])
+    if len(records) > _RECORDS_SHOWN:
+        shown += f", ... ({len(records)} records)"
+    relation = getattr(universe, "relation_name", "custom")
+    return {"label": f"{n} over {{{shown}}}, {relation}", "short": n.replace(" = ", "=").replace(" in ", " in ")}
+
+
+_RECORDS_SHOWN = 6
+
+
+def _record_text(record: Any) -> str:
+    """A record as a scope shows it: ``1/2`` for a fraction, ``(0, 1)`` for a tuple, at most 24 characters."""
+    if isinstance(record, tuple):
+        text = "(" + ", ".join(_record_text(r) for r in record) + ("," if len(record) == 1 else "") + ")"
+    elif isinstance(record, (bool, str)) or record is None:
+        text = repr(record)
+    elif isinstance(record, (int, float)) or type(record).__module__ in ("fractions", "sympy.core.numbers"):
+        text = str(record)
+    else:
+        text = repr(record)
+    return text if len(text) <= 24 else text[:21] + "..."
 
 
 @dataclass

@@ -28,7 +28,7 @@ from .cache import Cache
 from .engine.execution import pool
 from .options import Options
 from .replay import relative
-from .results import ClaimResult, PointResult, Report, SpecReport, Status
+from .results import ClaimResult, PointResult, Report, SpecReport, Status, universe_text
 from .dsl.claims import Claim
 from .dsl.params import Point, point_label
 from .dsl.spec import Spec
@@ -215,6 +215,7 @@ def _check_spec(path: Path, spec: Spec, plan: Plan, options: Options,
     ws: Optional[Workspace] = None  # the spec's workspace, made at its first miss
     report = SpecReport(str(path), spec.name)
     report.coverage = spec.universe.scope() if spec.universe is not None else None  # listed pairs: say so
+    report.universe = universe_text(spec.universe)  # every verdict's scope names it (dpverify.report.scope)
     by_claim: dict[str, ClaimResult] = {}
     keys = _keys(path, spec, plan, cache, digest)
     for (claim, point), key in zip(plan, keys):

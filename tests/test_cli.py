@@ -37,7 +37,7 @@ def test_holding_claim_exits_0_with_the_documented_schema(tmp_path, monkeypatch)
     doc = json.loads(result.output)
     assert {"dpverify", "specs", "summary"} <= set(doc)  # the keys of the first contract, still there
     assert set(doc) == {"dpverify", "schema_version", "exit_code", "specs", "summary", "totals"}
-    assert doc["schema_version"] == "1.0" and doc["exit_code"] == 0
+    assert doc["schema_version"] == "1.1" and doc["exit_code"] == 0
     assert doc["summary"] == {"proved": 1, "verified": 0, "refuted": 0, "unknown": 0, "error": 0, "consistent": 0}
     spec = doc["specs"][0]
     assert spec["path"] == "rr.py" and spec["name"] == "rr"

@@ -116,14 +116,14 @@ def test_the_verdicts_are_shown_not_just_passed(pytester) -> None:
     result.assert_outcomes(passed=3, xfailed=1)
     assert result.ret == pytest.ExitCode.OK
     result.stdout.fnmatch_lines([
-        "*both.py::rr::private?eps_1? PROVED*",
-        "*both.py::branchy::private?eps_1? VERIFIED*",
+        "*both.py::rr::private?eps_1? PROVED [[]*every ε[]]*",  # with its scope
+        "*both.py::branchy::private?eps_1? VERIFIED [[]*grid[]]*",
         "*both.py::halved::private?eps_1? XFAIL*",
         "*= dpverify verdicts =*",
         "4 claim points: 2 proved, 1 verified, 1 refuted",
-        "proved  * spec/both.py::rr::private (2 points)",
-        "verified  * spec/both.py::branchy::private[[]eps_1[]]",
-        "refuted (as expected)  spec/both.py::halved::private[[]eps_1[]]",
+        "proved [[]*every ε[]] *spec/both.py::rr::private (2 points)",
+        "verified [[]*grid[]] *spec/both.py::branchy::private[[]eps_1[]]",
+        "refuted (as expected) *spec/both.py::halved::private[[]eps_1[]]",
     ])
     assert "PASSED" not in result.stdout.str()
     quiet = pytester.runpytest("spec", "-q")
@@ -135,7 +135,7 @@ def test_a_failing_claim_keeps_the_failed_word_and_is_listed_with_its_verdict(py
     pytester.mkdir("spec")
     pytester.path.joinpath("spec", "rr.py").write_text(SPEC)
     result = pytester.runpytest("spec", "-v", "-rf")
-    result.stdout.fnmatch_lines(["*halved::private?eps_1? FAILED*", "refuted  spec/rr.py::halved::private[[]eps_1[]]",
+    result.stdout.fnmatch_lines(["*halved::private?eps_1? FAILED*", "refuted *spec/rr.py::halved::private[[]eps_1[]]",
                                  "FAILED spec/rr.py::halved::private[[]eps_1[]] - *"])
 
 

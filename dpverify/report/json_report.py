@@ -6,13 +6,14 @@ schema the document follows (:data:`SCHEMA_VERSION`: the major part changes when
 renamed or changes meaning -- never so far -- the minor part when keys are added).  Keys are only
 ever added.  The outline::
 
-    {"dpverify": VERSION, "schema_version": "1.0", "exit_code": 0 | 1 | 2,
+    {"dpverify": VERSION, "schema_version": "1.1", "exit_code": 0 | 1 | 2,
      "specs": [{"path", "name", "error"?, "coverage", "claims": [{"id", "kind", "status", "expect",
                  "as_expected", "outcome", "message",
                  "points": [{"params", "status", "outcome", "as_expected", "message", "method",
                              "claimed_epsilon", "claimed_delta",
                              "achieved_epsilon", "achieved_epsilon_is_lower_bound",
-                             "achieved_delta", "witness", "seconds", "figures", "coverage"}]}]}],
+                             "achieved_delta", "witness", "seconds", "figures", "coverage",
+                             "scope"}]}]}],
      "summary": {"proved", "verified", "refuted", "unknown", "error", "consistent"},
      "totals": {"files", "specs", "spec_errors", "claims": {...}, "points": {...}}}
 
@@ -47,6 +48,14 @@ verdict is about all that its claim states, and otherwise says which part it cov
 its ``verified`` points carry ``{"scope": "n range", "from", "to", "label": "n = 3..40", "note":
 "checked for n = 3..40; not shown beyond (...)"}`` -- never the whole claim.
 
+``scope`` (added in schema 1.1) is what a point's verdict is about, on every point that holds or is
+consistent (:mod:`.scope`): ``{"kind", "all_datasets", "parameters", "label", "short"}`` -- e.g.
+``{"kind": "universe", "all_datasets": false, "parameters": "every value", "label": "universe n = 1
+over {0, 1}, replace-one; every ε > 0", "short": "universe n=1, every ε"}``; ``all_datasets`` is true
+only for a proof about every dataset of every size (a check's ``{"scope": "all datasets"}`` coverage, a
+derived sensitivity), never for a verdict on a finite universe.  Null for a refuted, unknown or error
+point.  ``coverage`` stays as it was.
+
 ``consistent`` (added with the statistical audit of black boxes) counts claims a sampled
 audit found no evidence against; they do not fail the run.
 
@@ -64,16 +73,17 @@ from __future__ import annotations
 import json
 import math
 from fractions import Fraction
-from typing import Any
+from typing import Any, Optional
 
-from ..results import ClaimResult, PointResult, Status
+from ..results import ClaimResult, PointResult, SpecReport, Status
 from ..results import Report
 from ..evidence import privacy_view
 from ..version import __version__
 from .summary import EXPECTED as _EXPECTED
+from .scope import point_scope
 from .summary import Totals, claim_outcome, point_outcome, tally
 
-SCHEMA_VERSION = "1.0"
+SCHEMA_VERSION = "1.1"
 """The version of ``check.schema.json`` the document follows (see the module's docstring)."""
 
 DECIMAL_QUANTITIES = frozenset({"probability", "density", "divergence", "delta", "gdp"})
@@ -125,7 +135,8 @@ def figures_json(value: Any) -> Any:
     return jsonable(value)
 
 
-def _point(c: ClaimResult, p: PointResult) -> dict[str, Any]:
+def _point(c: ClaimResult, p: PointResult, universe: Optional[dict] = None,
+           coverage: Optional[dict] = None) -> dict[str, Any]:
     witness = None
     if p.witness is not None:
         w = p.witness
@@ -137,6 +148,7 @@ def _point(c: ClaimResult, p: PointResult) -> dict[str, Any]:
             witness["ratio"] = decimal_text(w.ratio)
     levels = privacy_view(p.evidence)
     outcome = point_outcome(c, p)
+    scope = point_scope(p, c.kind, universe, coverage)
     return {"params": p.params, "status": p.status.value, "outcome": outcome,
             "as_expected": outcome in _EXPECTED, "message": p.message, "method": p.method,
             "claimed_epsilon": decimal_text(levels.claimed_epsilon),
@@ -145,13 +157,14 @@ def _point(c: ClaimResult, p: PointResult) -> dict[str, Any]:
             "achieved_epsilon_is_lower_bound": levels.achieved_is_lower_bound,
             "achieved_delta": decimal_text(levels.achieved_delta),
             "witness": witness, "seconds": round(p.seconds, 3), "figures": figures_json(p.evidence.figures()),
-            "coverage": p.coverage}
+            "coverage": p.coverage, "scope": None if scope is None else scope.as_json()}
 
 
-def _claim(c: ClaimResult) -> dict[str, Any]:
+def _claim(c: ClaimResult, s: Optional[SpecReport] = None) -> dict[str, Any]:
+    universe, coverage = (s.universe, s.coverage) if s is not None else (None, None)
     return {"id": c.claim_id, "kind": c.kind, "status": c.status.value, "expect": c.expect,
             "as_expected": c.as_expected, "outcome": claim_outcome(c), "message": c.message,
-            "points": [_point(c, p) for p in c.points]}
+            "points": [_point(c, p, universe, coverage) for p in c.points]}
 
 
 def totals_json(totals: Totals) -> dict[str, Any]:
@@ -171,7 +184,7 @@ def exit_code_of(totals: Totals) -> int:
 def document(report: Report) -> dict[str, Any]:
     specs = []
     for s in report.specs:
-        entry: dict[str, Any] = {"path": s.path, "name": s.name, "claims": [_claim(c) for c in s.claims],
+        entry: dict[str, Any] = {"path": s.path, "name": s.name, "claims": [_claim(c, s) for c in s.claims],
                                  "coverage": s.coverage}
         if s.error:
             entry["error"] = s.error

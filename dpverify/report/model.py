@@ -26,7 +26,8 @@ from ..dsl.claims import Claim
 from ..dsl.spec import Spec
 from ..replay import relative
 from ..results import Report, SpecReport
-from .blocks import Block, Pairs, Table, WitnessBox
+from .blocks import Block, Heading, Pairs, Table, WitnessBox
+from . import scope as scopes
 from .section_parts import Context, short, source_of
 from .sections import blocks_for
 from .sections_sources import compared
@@ -34,7 +35,9 @@ from .statements import Part, statement
 
 ASSUMPTIONS = (
     "Finite universe: privacy and distribution claims are decided on every dataset of the declared "
-    "universe (its records, sizes and neighbour relation), not on larger ones.",
+    "universe (its records, sizes and neighbour relation), not on larger ones; each verdict's scope says so. "
+    "Only a verdict whose scope reads 'all datasets' (a proof for every dataset of every size) is about "
+    "more.",
     "Idealised real arithmetic: a spec's probabilities are exact real numbers. Floating point is "
     "analysed only where a claim says so: a float_private claim decides a sampler over its whole grid "
     "of double uniforms (Mironov's attack on Laplace noise), and an audited implementation "
@@ -75,9 +78,10 @@ class ClaimView:
     blocks: list[Block]
     statement: tuple[Part, ...] = ()
     witnesses: list[WitnessBox] = field(default_factory=list)  # shown first in the claim's section
-    scope: str = ""  # "n = 3..40": the claim holds on that part of what it states only (results.PointResult.coverage)
+    scope: str = ""  # what a claim that holds is about, short (.scope.claim_short): "universe n=3, every ε", "n = 3..40"
     achieved: str = ""  # "achieved ε = 0.5 (exact, over the universe) against claimed ε = 0.25", refuted privacy claims
     points: int = 0
+    scope_labels: tuple[str, ...] = ()  # the whole scope of each of its points that hold, each once
 
     @property
     def lead(self) -> Optional[WitnessBox]:
@@ -101,6 +105,7 @@ class SpecPage:
     sources: list[Block] = field(default_factory=list)  # every source's reported deltas against the exact profile
     error: Optional[str] = None
     pinned: Optional[Pairs] = None
+    scope: str = ""  # the verdict banner's scope sentence (.scope.spec_sentence)
 
     @property
     def leads(self) -> list[ClaimView]:
@@ -304,6 +309,7 @@ def _page(s: SpecReport, slug: str, settings: Settings) -> SpecPage:
     path = relative(s.path)
     digest = sha256(s.path)
     page = SpecPage(slug, s.name, path, "error" if s.error else _worst(s), _as_expected(s), digest)
+    page.scope = "" if s.error else scopes.spec_sentence(s)
     page.pinned = Pairs((("spec file", path), ("sha256", digest or "unreadable"), ("dpverify", __version__),
                          ("backend", backend(settings)),
                          ("proofs for every parameter value", "attempted (z3)" if settings.proofs else "off"),
@@ -322,7 +328,7 @@ def _page(s: SpecReport, slug: str, settings: Settings) -> SpecPage:
     page.sources = compared([(c, declared.get(c.claim_id)) for c in s.claims], ctx)
     anchors: set[str] = set()
     for c in s.claims:
-        view = _claim(c, declared.get(c.claim_id), ctx, settings)
+        view = _claim(s, c, declared.get(c.claim_id), ctx, settings)
         while view.anchor in anchors:  # ids that differ only in characters an anchor cannot hold
             view.anchor += "-"
         anchors.add(view.anchor)
@@ -330,18 +336,19 @@ def _page(s: SpecReport, slug: str, settings: Settings) -> SpecPage:
     return page
 
 
-def _claim(c: ClaimResult, decl: Optional[Claim], ctx: Context, settings: Settings) -> ClaimView:
+def _claim(s: SpecReport, c: ClaimResult, decl: Optional[Claim], ctx: Context, settings: Settings) -> ClaimView:
     """A claim's view: its witness boxes lead its section, and its message is said once (not again
-    when a witness box carries it)."""
+    when a witness box carries it); a structural proof's steps follow its details."""
     methods = tuple(dict.fromkeys(p.method for p in c.points if p.method))
-    blocks = blocks_for(c, decl, ctx)
+    blocks = blocks_for(c, decl, ctx) + _proof_steps(c, ctx)
     witnesses = [b for b in blocks if isinstance(b, WitnessBox)]
     message = ctx.text(c.message)
     return ClaimView(c.claim_id, anchor(c.claim_id), c.kind, c.description, c.status.value, c.expect,
                      c.as_expected, methods, "" if any(w.sentence == message for w in witnesses) else message,
                      f"{c.seconds:.2f} s" if settings.timings else None,
                      [b for b in blocks if not isinstance(b, WitnessBox)], statement(c.description, decl, c.kind),
-                     witnesses, _scope(c), _achieved(c), len(c.points))
+                     witnesses, scopes.claim_short(s, c), _achieved(c), len(c.points),
+                     tuple(scopes.claim_labels(s, c)))
 
 
 def _decimal(value: str) -> str:
@@ -368,12 +375,20 @@ def _achieved(c: ClaimResult) -> str:
     return ""
 
 
-def _scope(c: ClaimResult) -> str:
-    """The part of its statement a claim that holds was checked on ("n = 3..40"), "" for all of it."""
-    labels = list(dict.fromkeys(p.coverage["label"] for p in c.points if p.coverage))
-    if not labels or not c.status.holds:
-        return ""
-    return labels[0] if len(labels) == 1 else "finite n ranges, per point"
+def _proof_steps(c: ClaimResult, ctx: Context) -> list[Block]:
+    """The steps of each structural proof (a privacy evidence's ``proof_steps``), numbered, once per
+    distinct list: the sensitivity derivation, the calibration lemma, the composition."""
+    out: list[Block] = []
+    seen: set[tuple[str, ...]] = set()
+    for p in c.points:
+        steps = tuple(str(step) for step in (getattr(p.evidence, "proof_steps", None) or ()))
+        if not steps or steps in seen:
+            continue
+        seen.add(steps)
+        where = f" at {', '.join(f'{k}={v}' for k, v in p.params.items())}" if p.params and len(c.points) > 1 else ""
+        out += [Heading(f"Proof for every dataset{where}"),
+                Pairs(tuple((f"{i}.", ctx.text(step)) for i, step in enumerate(steps, 1)), prose=True)]
+    return out
 
 
 def _worst(s: SpecReport) -> str:

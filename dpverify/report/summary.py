@@ -14,6 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from ..results import ClaimResult, PointResult, Report, SpecReport, Status
+from .scope import counts
 
 UNEXPECTED = ("error", "refuted", "unknown", "not refuted (expected refuted)")
 """Outcomes that fail the run, worst first: shown first, loudly."""
@@ -142,6 +143,9 @@ def count_lines(totals: Totals) -> list[str]:
 
 
 def summary_lines(report: Report, where: str = "each listed above") -> tuple[str, list[str]]:
-    """(the problem line, or "", and the count lines) of ``report``; ``where`` says where the details are."""
+    """(the problem line, or "", and the count lines) of ``report``; ``where`` says where the details are.
+    The count lines start with the scope of what holds (:class:`.scope.ScopeCounts`): how many claim
+    points hold for all datasets, on a finite universe for every value of a parameter, at grid points."""
     totals = tally(report.specs)
-    return problem_line(totals, where), count_lines(totals)
+    scope = counts(report.specs).line()
+    return problem_line(totals, where), ([scope] if scope else []) + count_lines(totals)

@@ -12,6 +12,7 @@ from ..replay import relative, replay_command
 from ..results import PointResult, Report, SpecReport
 from ..evidence import DivergenceEvidence, Evidence, GdpEvidence, ProfileEvidence, privacy_view
 from . import profile_text
+from .scope import of as scope_of
 from .summary import summary_lines
 
 _STYLE = {"proved": "bold green", "verified": "green", "consistent": "cyan", "refuted": "bold red", "unknown": "yellow",
@@ -51,10 +52,21 @@ def _listed(spec: SpecReport) -> str:
     return " [listed pairs]" if spec.coverage and spec.coverage.get("scope") == "listed pairs" else ""
 
 
+def _n_range(point: PointResult) -> bool:
+    return bool(point.coverage) and point.coverage.get("scope") == "n range" and bool(point.coverage.get("label"))
+
+
 def _scope(point: PointResult) -> str:
     """The status suffix of a point verified on part of what its claim states ("[n = 3..40]" for a
-    sample-complexity claim checked for those n only): never the whole claim."""
-    return f" [{point.coverage['label']}]" if point.coverage else ""
+    sample-complexity claim checked for those n only): never the whole claim.  (Every verdict's scope
+    is in the scope column.)"""
+    return f" [{point.coverage['label']}]" if _n_range(point) else ""
+
+
+SCOPE_LEGEND = ('scope: "all datasets" = every dataset of every size; "universe n=.." = the declared finite universe '
+                'only (--json: scope.label);',
+                '       "every ε" = proved for every value of ε; "grid" = at this grid point only')
+"""The lines under the table that say what the scope column's words mean."""
 
 
 def row_name(spec: SpecReport) -> str:
@@ -65,11 +77,11 @@ def row_name(spec: SpecReport) -> str:
 def render(report: Report, console: Console) -> None:
     table = Table(title="dpverify check", show_lines=False)
     for name, justify in (("file::spec", "left"), ("claim", "left"), ("params", "left"), ("status", "left"),
-                          ("claimed", "right"), ("achieved", "right"), ("time", "right")):
+                          ("scope", "left"), ("claimed", "right"), ("achieved", "right"), ("time", "right")):
         table.add_column(name, justify=justify)  # type: ignore[arg-type]
     for spec in report.specs:
         if spec.error:
-            table.add_row(row_name(spec), "-", "-", Text("error", style=_STYLE["error"]), "-", "-", "-")
+            table.add_row(row_name(spec), "-", "-", Text("error", style=_STYLE["error"]), "-", "-", "-", "-")
             continue
         for claim in spec.claims:
             for point in claim.points:
@@ -79,12 +91,18 @@ def render(report: Report, console: Console) -> None:
                              + _scope(point),
                              style="green" if claim.expect == status else _STYLE[status])
                 claimed, achieved = _levels(point.evidence)
-                table.add_row(row_name(spec), claim.claim_id, params, shown, claimed, achieved, f"{point.seconds:.2f}s")
+                scope = scope_of(spec, claim, point)
+                shown_scope = Text(scope.short if scope else "-", style="bold green" if scope and scope.all_datasets else "")
+                table.add_row(row_name(spec), claim.claim_id, params, shown, shown_scope, claimed, achieved,
+                              f"{point.seconds:.2f}s")
     console.print(table)
+    if any(scope_of(s, c, p) for s in report.specs for c in s.claims for p in c.points):
+        for line in SCOPE_LEGEND:
+            console.print(line, markup=False, highlight=False)
     for spec in report.specs:
         if _listed(spec) and not spec.error:
             console.print(Text(f"{row_name(spec)}: {spec.coverage['note']}", style="yellow"))
-        if any(point.coverage for claim in spec.claims for point in claim.points):
+        if any(_n_range(point) for claim in spec.claims for point in claim.points):
             console.print(Text(f"{row_name(spec)}: a verdict marked [n = a..b] covers those n only (a sample_complexity "
                                f"claim states every n >= its bound); not shown beyond", style="yellow"))
         if spec.error:
