@@ -148,3 +148,18 @@ def test_the_suffix_sums_enclose_the_q_sums(coeffs, dps) -> None:
                         for j, c in enumerate(coeffs) if j >= i)
             lo, hi = (mpmath.mp.make_mpf(e) for e in s_q[i])
             assert lo <= exact <= hi
+
+
+@settings(max_examples=60, deadline=None)
+@given(a=st.lists(st.integers(0, 2 ** 200), min_size=1, max_size=50),
+       b=st.lists(st.integers(0, 2 ** 200), min_size=1, max_size=50),
+       zeros=st.integers(0, 3))
+def test_flints_product_is_the_packed_integer_product(a, b, zeros) -> None:
+    from dpverify.engine.pld.bounds import _exact_product, _packed_product
+    a = a + [0] * zeros  # zero leading coefficients (the tails): the product keeps its full length
+    if sum(a) and sum(b):  # (the packed product sizes its bytes from the sums: it needs both positive)
+        assert _exact_product(a, b) == _packed_product(a, b)
+    else:
+        assert _exact_product(a, b) == [0] * (len(a) + len(b) - 1)
+    assert len(_exact_product(a, b)) == len(a) + len(b) - 1
+    assert _exact_product([0, 0], [0]) == [0, 0]
