@@ -158,8 +158,38 @@ def _within_degree(denominators: set[int]) -> None:
                           f"proof's budget of degree {MAX_DEGREE}")
 
 
+_RATIONAL_FUNCTIONS: dict = {}
+"""rational_function's results by (expr, basis): the same weight recurs in many laws and pairs (2053
+calls for 9 distinct expressions in em_label_hamming's same-distribution proof).  Keys are sympy's
+structural equality; expressions holding Floats are not kept (a Float may equal a Rational)."""
+
+MAX_KEPT = 50_000
+
+
 def rational_function(expr: sympy.Expr, base: WBasis) -> tuple[sympy.Poly, sympy.Poly]:
-    """expr as numerator and denominator polynomials over QQ in the w variables."""
+    """expr as numerator and denominator polynomials over QQ in the w variables (a NotRational is raised
+    again for the same arguments: refusals are kept as well)."""
+    try:
+        key = (sympy.sympify(expr), tuple(base.scale.items()), tuple(base.variables.items()))
+        if key[0].has(sympy.Float):
+            return _rational_function(expr, base)
+        found = _RATIONAL_FUNCTIONS.get(key)
+    except TypeError:  # not hashable
+        return _rational_function(expr, base)
+    if found is None:
+        try:
+            found = ("ok", _rational_function(expr, base))
+        except NotRational as exc:
+            found = ("refused", exc)
+        if len(_RATIONAL_FUNCTIONS) > MAX_KEPT:
+            _RATIONAL_FUNCTIONS.clear()
+        _RATIONAL_FUNCTIONS[key] = found
+    if found[0] == "refused":
+        raise NotRational(str(found[1]), found[1].symbols)  # a fresh error: no traceback piles up
+    return found[1]
+
+
+def _rational_function(expr: sympy.Expr, base: WBasis) -> tuple[sympy.Poly, sympy.Poly]:
     expr = sympy.expand(expr, power_exp=True, mul=False, multinomial=False, log=False, basic=False)
     gens = list(base.variables.values())
     replace = {}
