@@ -318,3 +318,55 @@ def test_a_score_bound_to_the_generic_dataset_and_called_by_the_program_is_refus
 
 
 SCORE2 = dp.count(lambda x, y: x == y, domain=(0, 1))
+
+
+# ----- comparisons of noisy values: every path read, adaptive composition -------------------------------
+
+def adaptive_second_release(data, eps):
+    first = dp.laplace(sum(data), 1 / eps)
+    if first > 1:
+        return first, dp.geometric(sum(data), dp.exp(eps))
+    return first, None
+
+
+def test_branching_on_noise_is_adaptive_composition_over_every_path() -> None:
+    cost = cost_of(adaptive_second_release, BITS, {"eps": eps})
+    assert sympy.simplify(cost.eps - 2 * eps) == 0
+    assert any("path T: total 2*eps" in s for s in cost.steps) and any("path F: total eps" in s for s in cost.steps)
+    results = _check(adaptive_second_release, BITS, [dp.private(2 * eps, id="two"), dp.private(eps, id="one")],
+                     {eps: [1]})
+    assert _all_datasets(results[0]) and "adaptive composition over the 2 paths" in results[0].message
+    assert not _all_datasets(results[1]) and results[1].status == Status.REFUTED
+
+
+def test_the_thresholded_histograms_are_proved_for_every_answer_vector() -> None:
+    hist = _module("benchmark/histogram.py")
+    for spec in (hist.histogram_threshold, hist.histogram_above):
+        for r in dp.check(spec):
+            assert _all_datasets(r), r.message
+            assert "adaptive composition over the 8 paths" in r.message
+    [r] = dp.check(hist.histogram_threshold_exact_release)
+    assert r.status == Status.REFUTED and r.coverage is None
+
+
+def test_unbounded_comparisons_of_noise_and_reading_a_noisy_number_are_refused() -> None:
+    def spins(data, eps):
+        x = dp.laplace(sum(data), 1 / eps)
+        while dp.laplace(0, 1) > 0:
+            pass
+        return x
+
+    with pytest.raises(NotStructural, match="comparisons of noisy values on one path"):
+        cost_of(spins, BITS, {"eps": eps})
+
+    def indexes(data, eps):
+        return (0, 1, 2)[int(dp.laplace(sum(data), 1 / eps))]
+
+    with pytest.raises(NotStructural, match="converts to int"):
+        cost_of(indexes, BITS, {"eps": eps})
+
+    def compares_with_the_data(data, eps):
+        return dp.laplace(sum(data), 1 / eps) > sum(data)
+
+    with pytest.raises(NotStructural, match="compares a noisy value with a value computed from the data"):
+        cost_of(compares_with_the_data, BITS, {"eps": eps})

@@ -3,8 +3,9 @@
 * :mod:`.values` -- the generic dataset (every dataset of symbolic size n at once) and the values a
   program computes from it: data-independent (:class:`~.values.Sym`), derived from the data without
   noise (:class:`~.values.DataValue`), noisy (:class:`~.values.Handle`); every other use refuses.
-* :mod:`.reading` -- runs the program once on the generic dataset (the DSL's port and a globals
-  overlay answer its primitives and builtins) and records its noise steps.
+* :mod:`.reading` -- runs the program on the generic dataset (the DSL's port and a globals overlay
+  answer its primitives and builtins), once per path of outcomes of its comparisons of noisy values,
+  and records each path's noise steps.
 * :mod:`.lemmas` -- each step's centre sensitivity derived for every n, the calibration lemma of its
   noise, sequential composition, and :func:`~.lemmas.at_most` (cost <= bound for every n and every
   parameter value, decided exactly).

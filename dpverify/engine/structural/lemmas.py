@@ -21,8 +21,12 @@ universe's records).  The calibration lemmas (pure eps-DP of one step):
 * noise on a constant or on a noisy value, and everything after: free
   (post-processing).
 
-Costs add (basic sequential composition, each step's centre and law being fixed
-by data-independent values: the reading refuses branching on data or noise).
+Costs add (basic sequential composition: each step's centre and law are fixed by
+data-independent values and the outcomes of earlier comparisons of noisy values;
+the reading refuses branching on data).  A program that compares noisy values is
+read once per path of outcomes: the probability of a transcript is the product of
+its steps' probabilities, each within e^(its cost) of its neighbour's, so the loss
+is at most the largest path's total (adaptive composition of pure eps-DP).
 For an answers universe each step charges its rate (1/b, ln a) times |f_i| to
 the answer i; neighbours at L1 distance 1 cost at most the largest answer's
 charge, at L-infinity distance 1 the sum of all charges.
@@ -172,38 +176,68 @@ class _Costing:
         return cost
 
 
-def record_cost(reading: Reading, relation: Any, records: tuple) -> Cost:
+def _combined(totals: list[sympy.Expr], per_path: list[list[str]], paths: list[Reading]) -> tuple[sympy.Expr, list[str]]:
+    """The largest path's total (adaptive composition) and the steps that show it."""
+    distinct = list(dict.fromkeys(totals))
+    if len(paths) == 1:
+        return totals[0], per_path[0] + [f"sequential composition of {len(paths[0].steps)} step(s): total cost "
+                                         f"{totals[0]}"]
+    if len(distinct) == 1:
+        return totals[0], per_path[0] + [
+            f"adaptive composition over the {len(paths)} paths of outcomes of the comparisons of noisy values "
+            f"(post-processing of the released noise): every path's steps add to {totals[0]}"]
+    total = _simplify(sympy.Max(*distinct))
+    lines = [f"path {''.join('T' if b else 'F' for b in r.path) or '-'}: total {t}"
+             for r, t in list(zip(paths, totals))[:8]]
+    return total, lines + [f"adaptive composition over the {len(paths)} paths of outcomes of the comparisons of "
+                           f"noisy values: each path's steps add up, the loss is at most the largest total, {total}"]
+
+
+def record_cost(readings: list[Reading], relation: Any, records: tuple) -> Cost:
     """The cost of a record universe's mechanism for every dataset over its domain, every n >= n_min."""
     if not isinstance(relation, Neighbours):
         raise NotStructural("a custom neighbour relation on records has no structural rule")
     costing = _Costing(relation, records)
-    total = sympy.Integer(0)
-    for s in reading.steps:
-        total += costing.step(s)
-    total = _simplify(total)
-    domains = {id(q.domain): q.domain for s in reading.steps if s.score and isinstance(s.score[0], Query)
-               for q in (s.score[0],) if q.domain is not None}
-    domains.update({id(b.domain): b.domain for s in reading.steps if isinstance(s.centre, DataValue)
+    totals, per_path = [], []
+    for reading in readings:
+        costing.lines = []
+        total = sympy.Integer(0)
+        for s in reading.steps:
+            total += costing.step(s)
+        totals.append(_simplify(total))
+        per_path.append(costing.lines)
+    total, lines = _combined(totals, per_path, readings)
+    steps = [s for r in readings for s in r.steps]
+    domains = {id(s.score[0].domain): s.score[0].domain for s in steps
+               if s.score and isinstance(s.score[0], Query) and s.score[0].domain is not None}
+    domains.update({id(b.domain): b.domain for s in steps if isinstance(s.centre, DataValue)
                     for _, b in s.centre.terms if isinstance(b, Query) and b.domain is not None})
     shared = list(domains.values())
-    if (not reading.raw_forms and not reading.records_read and len(shared) == 1
-            and isinstance(shared[0], Interval)):
+    plain = not any(r.raw_forms or r.records_read for r in readings) and len(shared) == 1
+    if plain and isinstance(shared[0], Interval):
         where = f"[{shared[0].lo}, {shared[0].hi}]"
-    elif (not reading.raw_forms and not reading.records_read and len(shared) == 1
-          and isinstance(shared[0], Finite)):
+    elif plain and isinstance(shared[0], Finite):
         where = _show(shared[0].records)
     else:
         where = _show(records)
     n_min = costing.n_min if relation is not Neighbours.ADD_REMOVE else costing.n_min - 1
-    cost = Cost(total, max(n_min, 0), where, costing.lines, getattr(costing, "rho", None))
-    cost.steps.append(f"sequential composition of {len(reading.steps)} step(s): total cost {total}")
-    return cost
+    return Cost(total, max(n_min, 0), where, lines, getattr(costing, "rho", None))
 
 
-def answers_cost(reading: Reading, relation: Any, m: int) -> Cost:
+def answers_cost(readings: list[Reading], relation: Any, m: int) -> Cost:
     """The cost of an answers universe's mechanism for every pair of answer vectors in the relation."""
     if relation is not l1_one and relation is not linf_one:
         raise NotStructural("an answers universe with a relation other than dp.l1_one or dp.linf_one")
+    totals, per_path = [], []
+    for reading in readings:
+        total, lines = _answers_path(reading, relation, m)
+        totals.append(total)
+        per_path.append(lines)
+    total, lines = _combined(totals, per_path, readings)
+    return Cost(total, 0, f"answer vectors of length {m}", lines)
+
+
+def _answers_path(reading: Reading, relation: Any, m: int) -> tuple[sympy.Expr, list[str]]:
     charge = [sympy.Integer(0)] * m
     lines = []
     for s in reading.steps:
@@ -220,6 +254,8 @@ def answers_cost(reading: Reading, relation: Any, m: int) -> Cost:
             raise NotStructural(f"{s.kind} on an answer is not read structurally")
         rate = _simplify(rate)
         for f, base in s.centre.terms:
+            if not (isinstance(base, tuple) and base[0] == "coord"):
+                raise NotStructural("a query of records in an answers universe")
             charge[base[1]] += sympy.Abs(f) * rate
         lines.append(f"line {s.line}: {what} = {rate} per unit of the answers it is centred on")
     charge = [_simplify(c) for c in charge]
@@ -229,7 +265,7 @@ def answers_cost(reading: Reading, relation: Any, m: int) -> Cost:
     else:
         total = _simplify(sympy.Add(*charge))
         lines.append(f"answers at L-infinity distance <= 1: the loss is at most sum_i charge_i = {total}")
-    return Cost(total, 0, f"answer vectors of length {m}", lines)
+    return total, lines
 
 
 def at_most(cost: sympy.Expr, bound: sympy.Expr, n_min: int) -> tuple[bool, str]:
@@ -240,6 +276,14 @@ def at_most(cost: sympy.Expr, bound: sympy.Expr, n_min: int) -> tuple[bool, str]
         return True, "the cost is 0"
     if cost.has(sympy.oo, sympy.zoo, sympy.nan):
         return False, "the cost is not finite"
+    if isinstance(cost, sympy.Max):  # the largest path's total: every path's total must be within the bound
+        reasons = []
+        for part in cost.args:
+            holds, why = at_most(part, bound, n_min)
+            if not holds:
+                return False, why
+            reasons.append(why)
+        return True, "for every path, " + "; ".join(dict.fromkeys(reasons))
     if bound.is_positive is not True:
         return False, f"the claimed level {bound} is not shown positive for every parameter"
     ratio = _simplify(cost / bound)

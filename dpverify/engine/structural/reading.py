@@ -1,8 +1,10 @@
-"""The structural reading: the mechanism runs ONCE on a generic dataset and leaves its noise steps.
+"""The structural reading: the mechanism runs on a generic dataset and leaves its noise steps.
 
 :func:`read` calls the program on :class:`~.values.GenericData` (every dataset of
 symbolic size n over the record domain) with its continuous parameters as
-symbols, under two interceptions:
+symbols -- once per path of outcomes of its comparisons of noisy values, each
+comparison taking the outcome the path's script says (False beyond it; every
+path is explored, counted) -- under two interceptions:
 
 * the DSL's port (:func:`dpverify.dsl.port.reading`) answers the primitives
   that reach the engine: ``dp.laplace``/``dp.gaussian``/``dp.exponential_noise``
@@ -16,8 +18,8 @@ symbols, under two interceptions:
   concrete dataset).  The user's own helper functions are re-created the same way.
 
 Anything else the program does with the data refuses (:func:`~.values.refuse`),
-as does a function that writes globals or nonlocals (hidden state).  The run is
-repeated and must leave the same steps.  The result is a :class:`Reading`: the
+as does a function that writes globals or nonlocals (hidden state).  The first
+path is run twice and must leave the same steps.  The result is a :class:`Reading`: the
 steps, each with the data value at its centre, its noise parameter and the
 line that asked for it; :mod:`.lemmas` turns it into a cost.
 
@@ -45,6 +47,10 @@ from .values import (MARK, DataValue, GenericData, Handle, NotStructural, Record
 
 MAX_FUNCTIONS = 200
 """Functions the overlay re-creates for one program (its helpers, transitively); beyond it: refused."""
+MAX_PATHS = 256
+"""Paths of outcomes of comparisons of noisy values explored for one program; beyond it: refused."""
+MAX_BRANCHES = 64
+"""Comparisons of noisy values along one path; beyond it: refused."""
 
 
 @dataclass(frozen=True)
@@ -75,19 +81,31 @@ class Reading:
     steps: list[Step] = field(default_factory=list)
     records_read: set = field(default_factory=set)  # indices i of data[i]
     raw_forms: bool = False  # sum(data)/len(data)/data.count: taken over the universe's records
+    path: tuple = ()  # the outcomes of the comparisons of noisy values this run followed
     refused: Optional[str] = None
 
 
 class _Run:
     """The state of one structural run (the port engine, the shims and the overlay)."""
 
-    def __init__(self, relation: Any, records: tuple, answers: Optional[int]) -> None:
+    def __init__(self, relation: Any, records: tuple, answers: Optional[int], script: tuple = ()) -> None:
+        self.script = script  # the outcomes of the first comparisons of noisy values, in order
+        self.taken: list[bool] = []
         self.relation = relation
         self.records = records
         self.answers = answers
         self.reading = Reading()
         self.refused: Optional[str] = None
         self.wrapped: dict = {}
+
+    def branch(self, what: str) -> bool:
+        """The next comparison's outcome on this run's path (False beyond the script; the caller explores
+        the other outcome in another run)."""
+        if len(self.taken) >= MAX_BRANCHES:
+            return refuse(f"more than {MAX_BRANCHES} comparisons of noisy values on one path")
+        outcome = self.script[len(self.taken)] if len(self.taken) < len(self.script) else False
+        self.taken.append(outcome)
+        return outcome
 
     # ----- the DSL's port ---------------------------------------------------------------
     def running(self) -> bool:
@@ -316,21 +334,38 @@ def _refuse_hidden_state(code: types.CodeType, where: str) -> None:
 
 
 def read(program: Callable[..., Any], relation: Any, records: tuple, params: dict,
-         answers: Optional[int] = None) -> Reading:
-    """Run ``program`` once on every dataset at once; raise :class:`NotStructural` when it is not in the
-    structural form.  ``params``: name -> a sympy symbol (generalised) or an exact value (fixed)."""
-    first = _once(program, relation, records, params, answers)
-    second = _once(program, relation, records, params, answers)
-    if [s.key() for s in first.steps] != [s.key() for s in second.steps]:
+         answers: Optional[int] = None) -> list[Reading]:
+    """Run ``program`` on every dataset at once, once per path of outcomes of its comparisons of noisy
+    values (depth first, every path, at most :data:`MAX_PATHS`); raise :class:`NotStructural` when it is
+    not in the structural form.  ``params``: name -> a sympy symbol (generalised) or an exact value (fixed).
+    Each path's reading carries its outcomes in ``path``."""
+    first = _once(program, relation, records, params, answers, ())
+    again = _once(program, relation, records, params, answers, ())
+    if [s.key() for s in first.steps] != [s.key() for s in again.steps] or first.path != again.path:
         raise NotStructural("two runs of the program left different noise steps (state between runs)")
-    return first
+    paths, pending = [first], _alternatives(first.path, 0)
+    while pending:
+        if len(paths) >= MAX_PATHS:
+            raise NotStructural(f"more than {MAX_PATHS} paths of comparisons of noisy values")
+        script = pending.pop()
+        found = _once(program, relation, records, params, answers, script)
+        if found.path[:len(script)] != script:
+            raise NotStructural("a path did not follow its outcomes (state between runs)")
+        paths.append(found)
+        pending.extend(_alternatives(found.path, len(script)))
+    return paths
+
+
+def _alternatives(path: tuple, start: int) -> list[tuple]:
+    """The scripts of the paths that differ from ``path`` first at a comparison at or after ``start``."""
+    return [path[:j] + (not path[j],) for j in range(len(path) - 1, start - 1, -1)]
 
 
 def _once(program: Callable[..., Any], relation: Any, records: tuple, params: dict,
-          answers: Optional[int]) -> Reading:
+          answers: Optional[int], script: tuple) -> Reading:
     if not isinstance(program, types.FunctionType):
         raise NotStructural("the mechanism is not a plain Python function")
-    run = _Run(relation, records, answers)
+    run = _Run(relation, records, answers, script)
     before = set_run(run)
     watcher = _watch(run)
     try:
@@ -354,6 +389,7 @@ def _once(program: Callable[..., Any], relation: Any, records: tuple, params: di
         set_run(before)
     if run.refused is not None:
         raise NotStructural(run.refused + " (the program caught the refusal)")
+    run.reading.path = tuple(run.taken)
     return run.reading
 
 

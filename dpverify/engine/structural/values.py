@@ -255,11 +255,51 @@ class Record(_Refusing):
         return f"data[{self.index}]"
 
 
-class Handle(_Refusing):
-    """A noisy value, or a post-processing of noisy values and data-independent values."""
+def _branch(what: str) -> bool:
+    """The outcome of a comparison of noisy values on the path the active run follows (see
+    :meth:`dpverify.engine.structural.reading._Run.branch`)."""
+    run = getattr(_state, "run", None)
+    if run is None:
+        raise NotStructural(f"a {what} outside a structural run")
+    return run.branch(what)
 
-    what = "noisy value (branching on noise needs adaptive composition, not read structurally yet)"
+
+class Handle(_Refusing):
+    """A noisy value, or a post-processing of noisy values and data-independent values.
+
+    A comparison or a truth test is a branch point: the structural reading follows one outcome per
+    run and explores every path (adaptive composition: the cost is the largest path's total)."""
+
+    what = "noisy value (its number: int(), float(), an index)"
     __slots__ = ()
+
+    def __bool__(self) -> bool:
+        return _branch("truth test of a noisy value")
+
+    def __eq__(self, other: Any) -> bool:  # type: ignore[override]
+        return self._compare(other, "==")
+
+    def __ne__(self, other: Any) -> bool:  # type: ignore[override]
+        return self._compare(other, "!=")
+
+    def __lt__(self, other: Any) -> bool:
+        return self._compare(other, "<")
+
+    def __le__(self, other: Any) -> bool:
+        return self._compare(other, "<=")
+
+    def __gt__(self, other: Any) -> bool:
+        return self._compare(other, ">")
+
+    def __ge__(self, other: Any) -> bool:
+        return self._compare(other, ">=")
+
+    def _compare(self, other: Any, op: str) -> bool:
+        if isinstance(other, (DataValue, Record, GenericData)) or other is MARK:
+            return refuse("the program compares a noisy value with a value computed from the data without noise")
+        if not (isinstance(other, (Handle, Sym)) or exact_constant(other) is not None):
+            return refuse(f"the program compares a noisy value with {type(other).__name__}")
+        return _branch(f"comparison ({op}) of a noisy value")
 
     def __repr__(self) -> str:
         return "Handle()"
