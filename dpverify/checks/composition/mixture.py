@@ -41,8 +41,10 @@ outwards to 2^-160); a violation is confirmed at twice it."""
 CERTIFIED_DIGITS = 8
 """Significant digits the certified route aims at first; twice as many when a claim falls inside its ball
 (:meth:`SubsampledGaussian.refine`); a violation is confirmed afresh at twice the digits in use."""
-CURVE_DIGITS = 4
-"""Digits of the achieved curve's points (the plot), on the nodes of the claim's first eps."""
+CURVE_DIGITS = CERTIFIED_DIGITS
+"""Digits of the achieved curve's points (the plot), on the plan of the claim's first eps: the same digits as the
+claim's, so that the curve reuses its node moments (they do not depend on eps; memoised per working precision)
+instead of integrating every node afresh at fewer digits (4 digits cost about as much again as the claims)."""
 
 
 def _centres(weight: Any) -> Optional[tuple[dict, Any]]:
@@ -225,7 +227,7 @@ class SubsampledGaussian(Route):
                     return
 
     def curve_point(self, index: int, eps: sympy.Expr) -> Any:
-        """An enclosure for the plot: on the nodes of the pair's first claimed eps, at CURVE_DIGITS digits (the
+        """An enclosure for the plot: on the plan of the pair's first claimed eps, at CURVE_DIGITS digits (the
         closed form for T = 1; the grid where the claimed eps was beyond the Mellin route's budget)."""
         if index in self.beyond:
             return self._grid_bounds(self._grid(index), self.shapes[index][2], eps, self.work)
