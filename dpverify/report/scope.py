@@ -225,13 +225,15 @@ class ScopeCounts:
                 + self.sampled)
 
     def line(self) -> str:
-        """``"scope of the 233 points that hold: 0 for all datasets, 81 on a finite universe for every
-        parameter value, ..."``; "" when nothing holds."""
+        """``"scope of the 233 claim points that hold: 0 for all datasets, 81 on a finite universe for every
+        value of a parameter, 151 on a finite universe at grid points, ..."``: the all-datasets count always,
+        the others when not 0; "" when nothing holds."""
         if not self.total:
             return ""
-        parts = [f"{self.all_datasets} for all datasets",
-                 f"{self.universe_every} on a finite universe for every value of a parameter",
-                 f"{self.universe_grid} on a finite universe at grid points"]
+        parts = [f"{self.all_datasets} for all datasets"]  # said even when 0
+        parts += [f"{self.universe_every} on a finite universe for every value of a parameter"] \
+            if self.universe_every else []
+        parts += [f"{self.universe_grid} on a finite universe at grid points"] if self.universe_grid else []
         parts += [f"{self.formulas} formulas for every value"] if self.formulas else []
         parts += [f"{self.partial} on a stated part (n range, sizes, value pairs)"] if self.partial else []
         parts += [f"{self.sampled} sampled (evidence, not proof)"] if self.sampled else []
