@@ -163,3 +163,31 @@ def test_flints_product_is_the_packed_integer_product(a, b, zeros) -> None:
         assert _exact_product(a, b) == [0] * (len(a) + len(b) - 1)
     assert len(_exact_product(a, b)) == len(a) + len(b) - 1
     assert _exact_product([0, 0], [0]) == [0, 0]
+
+
+@pytest.mark.parametrize("q, distance, s, bits, prec", [
+    (R(1, 100), R(1), (3, 5), 40, 90), (R(1, 10), R(2), (2, 0), 30, 60), (R(1, 256), R(1, 2), (5, 40), 60, 120)])
+def test_the_inlined_moment_integrand_is_the_pairs(q, distance, s, bits, prec) -> None:
+    """M(s) by Pair._moment (inlined integrand) is the ball, and costs the evaluations, of the integrand written
+    with Pair._lam and Pair._integral."""
+    from fractions import Fraction
+
+    from flint import acb, ctx
+
+    from dpverify.engine.pld import gaussian_mellin as gm
+    with ctx.workprec(prec):
+        pair = gm.Pair(gm._ball(Fraction(q.p, q.q)), gm._ball(Fraction(distance.p, distance.q)), ("test", q, distance))
+        point = acb(*s)
+        lo, hi = pair._range(float(point.real.upper()))
+
+        def f(z, analytic):
+            return (point * pair._lam(z).log(analytic=analytic)).exp() * pair.norm * (-(z * z) / 2).exp()
+        before = gm.EVALUATIONS[0]
+        reference = pair._integral(f, lo, hi, bits)
+        cost = gm.EVALUATIONS[0] - before
+        before = gm.EVALUATIONS[0]
+        found = pair._moment(point, bits)
+        assert gm.EVALUATIONS[0] - before == cost
+        tails = found - reference  # the tails' bound is added as a radius only
+        assert found.real.mid() == reference.real.mid() and found.imag.mid() == reference.imag.mid()
+        assert tails.real.contains(0) and tails.imag.contains(0)
