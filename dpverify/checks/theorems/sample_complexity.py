@@ -48,6 +48,7 @@ from ...dsl.spec import Spec
 from ...engine.program.backend import IntervalBackend, exact_float, exact_sign
 from ...engine.decide.decimals import decimal
 from ...engine.program.enumerate import _typed
+from ...engine.datasets import blind
 from ...engine.datasets.multisets import EVERY_ORDERING_UP_TO, ORDERINGS, MultisetSum, OrderDependent, multisets
 from ...engine.program.reading import keywords
 from ...engine.program.work import params
@@ -353,13 +354,19 @@ class _Decider:
 
 def order_note(failure: MultisetSum, first: int, last: int) -> str:
     """What the sums over multisets of n = first..last assumed of the order of the sample, and how it was
-    checked (see :meth:`~dpverify.engine.datasets.multisets.MultisetSum._check_orders`)."""
+    checked (see :meth:`~dpverify.engine.datasets.multisets.MultisetSum._check_orders`), or shown: an n summed
+    blind (:mod:`dpverify.engine.datasets.blind`) read each multiset only through its counts and size."""
     log = failure.order_log
     every = [n for n in range(first, last + 1) if log.get(n) == "every"]
     counted = [n for n in range(first, last + 1) if log.get(n) == "counts"]
     some = [n for n in range(first, last + 1) if log.get(n) == "some"]
+    seen = [n for n in range(first, last + 1) if log.get(n) == "blind"]
     if not some and not counted:
-        return "the learner ignores the order of its sample: shown, every ordering of every multiset was run"
+        if not seen:
+            return "the learner ignores the order of its sample: shown, every ordering of every multiset was run"
+        also = f", and every ordering of every multiset was run at {_list(every)}" if every else ""
+        return (f"the learner ignores the order of its sample: shown, it read its sample only through its counts "
+                f"and size at {_list(seen)} ({BLIND_NOTE}){also}")
     k = 0
     while failure.positive ** (k + 1) <= EVERY_ORDERING_UP_TO:
         k += 1
@@ -371,7 +378,13 @@ def order_note(failure: MultisetSum, first: int, last: int) -> str:
     if counted:
         parts.append(f"at {_list(counted)} summed by its counts form, a function of the counts cross-checked with "
                      f"runs in several orders")
+    if seen:
+        parts.append(f"at {_list(seen)} shown: it read its sample only through its counts and size ({BLIND_NOTE})")
     return f"assumed: the learner ignores the order of its sample ({'; '.join(parts)})"
+
+
+BLIND_NOTE = ("every multiset run on a stand-in sample whose records refuse any use, so that no ordering can change "
+              "its law; cross-checked against real samples in several orders")
 
 
 def _list(ns: list[int]) -> str:
@@ -440,8 +453,30 @@ class FailureProbability(MultisetSum):
         self.claim, self.alpha = claim, alpha
         self._alpha = Fraction(int(alpha.p), int(alpha.q)) if isinstance(alpha, sympy.Rational) else None
         self._bad: dict = {}
+        self._blind: set[int] = set()
         super().__init__(spec.mechanism, params(point), tuple(claim.population), self._is_bad, dps, fast, workers,
                          counts, sequences, order_log)
+        self._error_kwargs = keywords(self.claim.error, self.values, skip=1)
+
+    def at(self, n: int) -> Any:
+        """The enclosure at n (see :class:`~dpverify.engine.datasets.multisets.MultisetSum`); an n summed blind
+        is logged ``"blind"`` in ``order_log`` (its order independence shown without running orderings)."""
+        fresh, logged = n not in self.seen, self.order_log.get(n)
+        value = super().at(n)
+        if fresh and n in self._blind and logged not in ("every", "some"):
+            self.order_log[n] = "blind"
+        return value
+
+    def _fast(self, n: int) -> Any:
+        """The fast reading at n: every multiset read blind (:mod:`dpverify.engine.datasets.blind`: the same
+        enclosure, without running other orderings) when the learner reads its sample only through its counts
+        and size, else the ordinary way."""
+        if not self.sequences and self.workers == 1:
+            value = blind.enclosure(self, n)
+            if value is not None:
+                self._blind.add(n)
+                return value
+        return super()._fast(n)
 
     def _is_bad(self, output: Any) -> bool:
         """error(output) > alpha, decided exactly (a tie is not bad; a float must be exact).  Outputs are
@@ -449,12 +484,14 @@ class FailureProbability(MultisetSum):
         outputs equal under Python's == that an observer -- or ``error`` -- can tell apart (0.0 and -0.0,
         1 and True) are never merged; a NaN output is refused at the learner."""
         try:
-            key = _typed(output)
+            key = _plain_key(output)
+            if key is None:
+                key = _typed(output)
         except SpecError as err:
             code = getattr(self.program, "__code__", None)
             raise err.located(code.co_filename, code.co_firstlineno) if code else err from None
         if key not in self._bad:
-            error = self.claim.error(output, **keywords(self.claim.error, self.values, skip=1))
+            error = self.claim.error(output, **self._error_kwargs)
             if isinstance(error, float):
                 error = exact_float(error)
             sign = _rational_sign(error, self._alpha)
@@ -465,6 +502,38 @@ class FailureProbability(MultisetSum):
                                 f"exceeds alpha = {self.alpha}", "return the error as an exact rational")
             self._bad[key] = sign > 0
         return self._bad[key]
+
+
+_PLAIN_KEY = object()
+"""Marks a key of :func:`_plain_key` (no key of :func:`~dpverify.engine.program.enumerate._typed` holds it)."""
+
+_PLAIN_LEAVES = frozenset({int, bool, str, bytes, type(None)})
+"""Leaf types whose equal values have one text (and no other state): a value of one of them is the same output
+as another exactly when they are of one type and equal."""
+
+
+def _plain_key(output: Any) -> Optional[tuple]:
+    """A key equal for two outputs exactly when :func:`~dpverify.engine.program.enumerate._typed` gives equal
+    keys, for an int, bool, str, bytes, None or Fraction (exact types) or a plain tuple of them; None for
+    anything else.  Cheaper than _typed (no repr; a Fraction keyed by its numerator and denominator, which
+    equal Fractions share, instead of its slow hash): a deterministic learner has a new output per multiset."""
+    kind = type(output)
+    if kind is tuple:
+        leaves = []
+        for x in output:
+            leaf = type(x)
+            if leaf is Fraction:
+                leaves.append((leaf, x.numerator, x.denominator))
+            elif leaf in _PLAIN_LEAVES:
+                leaves.append((leaf, x))
+            else:
+                return None
+        return (_PLAIN_KEY, tuple(leaves))
+    if kind is Fraction:
+        return (_PLAIN_KEY, kind, output.numerator, output.denominator)
+    if kind in _PLAIN_LEAVES:
+        return (_PLAIN_KEY, kind, output)
+    return None
 
 
 def _rational_sign(error: Any, alpha: Optional[Fraction]) -> Optional[int]:

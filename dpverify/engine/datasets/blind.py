@@ -1,0 +1,230 @@
+"""Sums over multisets for a program that reads its sample only through its counts and its size.
+
+:class:`~.multisets.MultisetSum`'s fast reading runs the program once per multiset and, since a
+multiset is read in one order, runs it again on other orderings of it and compares the laws (three
+more runs per multiset beyond the smallest n): three quarters of the work of a learner that reads
+its sample through ``data.counts``, as the catalogue's learners do.
+
+This module reads such a program *blind*: each multiset is passed as a :class:`BlindSample`, a
+sample of the right length whose ``counts`` are the multiset's (record -> multiplicity, the same
+dict in population order that a real sample carries) and whose records refuse every use -- iterating
+it, indexing it, comparing it, hashing it, printing it, or doing anything with one of its records
+raises a BaseException the program cannot swallow unseen (a refusal is counted, so a program that
+catches it is refused all the same).  A run that completes has computed its law from the counts,
+the size and its parameters alone, which are the same for every ordering of the multiset: its law
+does not depend on the order, shown for every multiset summed, without running other orderings.
+
+So that a program that tells a blind sample from a real one (by its type, say) is not summed blind,
+a few multisets of each n (:data:`PROBES` count vectors: each record alone, an even split, skewed
+splits) are also run as real samples (:class:`~.counts.Sample`) in several orders and their laws
+compared with the blind ones exactly (:func:`~.multisets.fast_difference`).  Anything else -- a
+refusal, a run not of the fast form of :func:`~dpverify.engine.program.fastlaw.capture`, an error, a
+probe that differs -- returns None, and the caller sums that n the ordinary way (which reports
+errors properly and checks orderings).
+
+The sum itself is the fast reading's, exactly: the multiset weights are exact integers over B^n and
+each run's share of bad outputs an outward-rounded integer pair on the grid 2^-S
+(:meth:`~dpverify.engine.program.fastlaw.ExpAtoms.probability`), so :func:`enclosure` returns the same
+interval as :meth:`~.multisets.MultisetSum._fast` (the tests compare them).  The runs are kept, grouped
+by their exact exponents and bad candidates with their weights summed, so refining the grid for a tiny
+probability re-reads the groups, not the program.
+"""
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any, Optional
+
+from ..program.fastlaw import ExpAtoms, bits_for, capture
+from ..program.reading import keywords
+from .counts import Sample, _orders, _probes
+
+PROBES = 4
+"""Count vectors per n run as real samples too (in up to four orders each) and compared with the blind runs."""
+
+
+class Refused(BaseException):
+    """The program used a blind sample other than through ``counts`` and ``len``."""
+
+
+class _Count:
+    """How many refusals were raised (a program that swallows one is still refused: the count moved)."""
+
+    refusals = 0
+    why: Optional[str] = None
+
+
+def _refuse(why: str) -> Any:
+    _Count.refusals += 1
+    _Count.why = why
+    raise Refused(why)
+
+
+class _BlindRecord:
+    """A record of a blind sample: it can be held, nothing more."""
+
+    __slots__ = ()
+
+    def _refuse(self, *args: Any, **kwargs: Any) -> Any:
+        _refuse("the program used a record of its sample")
+
+    __eq__ = __ne__ = __lt__ = __le__ = __gt__ = __ge__ = __hash__ = __bool__ = _refuse  # type: ignore
+    __getitem__ = __iter__ = __len__ = __contains__ = __int__ = __float__ = __index__ = _refuse  # type: ignore
+    __add__ = __radd__ = __sub__ = __rsub__ = __mul__ = __rmul__ = __truediv__ = __rtruediv__ = _refuse
+    __floordiv__ = __rfloordiv__ = __mod__ = __rmod__ = __pow__ = __rpow__ = __and__ = __or__ = _refuse
+    __neg__ = __pos__ = __abs__ = __call__ = __getattr__ = __repr__ = __str__ = __format__ = _refuse
+    __reduce__ = __reduce_ex__ = __copy__ = __deepcopy__ = __complex__ = __round__ = _refuse
+
+
+_RECORD = _BlindRecord()
+
+
+class BlindSample(Sample):
+    """n refusing records and the multiset's ``counts``: ``len`` and ``counts`` are all a program can read
+    (and ``bool``, which is ``len > 0``).  Every other use of the sample or of one of its records refuses."""
+
+    def _refuse(self, *args: Any, **kwargs: Any) -> Any:
+        _refuse("the program used its sample other than through counts and len")
+
+    __iter__ = __reversed__ = __getitem__ = __contains__ = count = index = _refuse  # type: ignore
+    __eq__ = __ne__ = __lt__ = __le__ = __gt__ = __ge__ = __hash__ = _refuse  # type: ignore
+    __add__ = __radd__ = __mul__ = __rmul__ = __mod__ = __rmod__ = _refuse  # type: ignore
+    __repr__ = __str__ = __format__ = __reduce__ = __reduce_ex__ = __getnewargs__ = _refuse  # type: ignore
+    __copy__ = __deepcopy__ = __getstate__ = __setstate__ = _refuse
+
+
+def blind(records: tuple, counts: tuple) -> BlindSample:
+    """The blind sample of the multiset with these counts (of ``records``, in population order)."""
+    data = BlindSample((_RECORD,) * sum(counts))
+    data.counts = dict(zip(records, counts))
+    return data
+
+
+def real(records: tuple, counts: tuple, order: Optional[tuple] = None) -> Sample:
+    """The multiset as a real sample, in population order or in ``order`` (a permutation of its records)."""
+    data = Sample(order if order is not None else
+                  tuple(r for r, c in zip(records, counts) for _ in range(c)))
+    data.counts = dict(zip(records, counts))
+    return data
+
+
+class _Runs:
+    """The blind runs of one n grouped by (exact exponents, bad candidates), weights summed exactly."""
+
+    __slots__ = ("groups",)
+
+    def __init__(self) -> None:
+        self.groups: dict = {}
+
+    def add(self, exponent: Any, chosen: tuple, weight: int) -> None:
+        key = (None if exponent is None else tuple(exponent.keys), chosen)
+        found = self.groups.get(key)
+        if found is None:
+            self.groups[key] = [exponent, weight]
+        else:
+            found[1] += weight
+
+    def sums(self, atoms: ExpAtoms) -> tuple[int, int]:
+        """(L, H) with L <= P * B^n * 2^scale <= H (the scale of ``atoms``)."""
+        one = 1 << atoms.scale
+        low = high = 0
+        for (_, chosen), (exponent, weight) in self.groups.items():
+            if exponent is None:
+                if chosen:
+                    low += weight * one
+                    high += weight * one
+                continue
+            q_lo, q_hi = atoms.probability(exponent, list(chosen))
+            low += weight * q_lo
+            high += weight * q_hi
+        return low, high
+
+
+def _read(program: Any, kwargs: dict, data: Sample, backend: Any, bad: Any) -> Optional[tuple]:
+    """(exponent, outputs, chosen) of one run read by :func:`.fastlaw.capture`, or None when it is not of
+    that form, raised, or used a blind sample other than through its counts and length."""
+    before = _Count.refusals
+    try:
+        exponent, outputs = capture(lambda: program(data, **kwargs), backend)
+        if exponent is None:
+            chosen: tuple = (0,) if bad(outputs[0][0]) else ()
+        else:
+            chosen = tuple(i for output, indices in outputs if bad(output) for i in indices)
+    except (Refused, Exception):  # noqa: BLE001 (not blind, not of the form, or an error: the ordinary way)
+        return None
+    if _Count.refusals != before:  # a refusal the program caught
+        return None
+    return exponent, outputs, chosen
+
+
+def _probes_agree(program: Any, kwargs: dict, records: tuple, numerators: list, n: int, backend: Any,
+                  bad: Any) -> bool:
+    """A few multisets of size n (of positive probability) run blind and as real samples in several orders:
+    the same law exactly, else False (the program may tell a blind sample from a real one)."""
+    from .multisets import fast_difference  # noqa: PLC0415 (multisets imports counts, as this module does)
+    live = [counts for counts in _probes(len(records), n)
+            if all(c == 0 or a for c, a in zip(counts, numerators))][:PROBES]
+    for counts in live:
+        seen = _read(program, kwargs, blind(records, counts), backend, bad)
+        if seen is None:
+            return False
+        ordered = [r for r, c in zip(records, counts) for _ in range(c)]
+        for order in _orders(ordered, counts):
+            other = _read(program, kwargs, real(records, counts, order), backend, bad)
+            if other is None or other[2] != seen[2] or fast_difference(seen[0], seen[1], other[0], other[1]) \
+                    is not False:
+                return False
+    return True
+
+
+def runs(msum: Any, n: int, weighted: Iterator[tuple[tuple, int]]) -> Optional[_Runs]:
+    """Every multiset of ``weighted`` ((counts, exact weight) pairs) read blind, or None (see the module)."""
+    program, records, backend, bad = msum.program, msum.records, msum.backend, msum.bad
+    kwargs = keywords(program, msum.session.convert(msum.values), skip=1)
+    if not _probes_agree(program, kwargs, records, msum.numerators, n, backend, bad):
+        return None
+    found = _Runs()
+    before = _Count.refusals
+    lengthy = (_RECORD,) * n
+    for counts, weight in weighted:
+        data = BlindSample(lengthy)
+        data.counts = dict(zip(records, counts))
+        try:
+            exponent, outputs = capture(lambda: program(data, **kwargs), backend)
+            if exponent is None:
+                chosen: tuple = (0,) if bad(outputs[0][0]) else ()
+            else:
+                chosen = tuple(i for output, indices in outputs if bad(output) for i in indices)
+        except (Refused, Exception):  # noqa: BLE001 (see _read)
+            return None
+        found.add(exponent, chosen, weight)
+    if _Count.refusals != before:
+        return None
+    return found
+
+
+def enclosure(msum: Any, n: int) -> Optional[Any]:
+    """P at n as :meth:`~.multisets.MultisetSum._fast` encloses it (the same grid refinement, the same
+    integers), every multiset read blind; None when a run cannot be (see the module)."""
+    from .multisets import weighted  # noqa: PLC0415
+    found = runs(msum, n, weighted(n, msum.numerators, list(range(n, -1, -1))))
+    if found is None:
+        return None
+    bits = bits_for(msum.dps)
+    scale = 2 * bits + 64
+    grid = msum.denominator ** n << 6
+    for attempt in range(4):
+        atoms = msum._atoms.get(scale)
+        if atoms is None:
+            atoms = msum._atoms[scale] = ExpAtoms(bits, scale)
+        lo, hi = found.sums(atoms)
+        width = hi - lo
+        if width == 0 or (width << (bits - 32)) <= hi or width > grid or attempt == 3:
+            break
+        scale += bits - 32 - (hi.bit_length() - width.bit_length()) + 16
+    ctx = msum.backend.ctx
+    denominator = ctx.mpf(msum.denominator ** n << scale)
+    low, high = ctx.mpf(lo) / denominator, ctx.mpf(hi) / denominator
+    return ctx.mpf([low.a, high.b])
+
+
+__all__ = ["BlindSample", "PROBES", "Refused", "blind", "enclosure", "real", "runs"]

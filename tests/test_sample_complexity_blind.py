@@ -1,0 +1,244 @@
+"""Sums over multisets read blind (dpverify.engine.datasets.blind): a learner that reads its sample only through
+``data.counts`` and ``len(data)`` is run once per multiset on a stand-in sample whose records refuse any use,
+without running other orderings.  Held against the ordinary fast reading (the same enclosure, bit for bit, on
+random populations and learners); every other use of the sample -- iterating, indexing, hashing, comparing,
+printing, a record, a refusal swallowed, a program that tells the stand-in from a real sample -- sends the n
+to the ordinary path, whose order checks still find an order dependence."""
+from __future__ import annotations
+
+from collections import Counter
+from fractions import Fraction
+
+import pytest
+import sympy
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import dpverify as dp
+from dpverify.checks.theorems import sample_complexity as sc
+from dpverify.engine.datasets import blind
+from dpverify.engine.datasets import multisets as ms
+from dpverify.engine.datasets.counts import Sample
+from dpverify.engine.datasets.multisets import MultisetSum
+
+eps = dp.symbol("eps", positive=True)
+POPULATION = {(0, 0): Fraction(1, 3), (1, 0): Fraction(1, 3), (2, 1): Fraction(1, 3)}
+THRESHOLDS = (0, 1, 2, 3)
+
+
+def true_error(t, population=POPULATION):
+    return sum(p for (x, y), p in population.items() if int(x >= t) != y)
+
+
+def bad(t):
+    return true_error(t) > Fraction(1, 4)
+
+
+def counting_learner(data, eps):
+    """The exponential mechanism over thresholds, scored by minus the empirical error read from the counts."""
+    counts = data.counts
+    size = len(data)
+    wrong = {t: sum(c for (x, y), c in counts.items() if int(x >= t) != y) for t in THRESHOLDS}
+    return dp.exponential(THRESHOLDS, lambda t: -Fraction(wrong[t], size), eps, sensitivity=Fraction(1, size))
+
+
+def errors_of(data, eps):
+    """Deterministic: the empirical errors of the thresholds (a new output per multiset)."""
+    counts = getattr(data, "counts", None) or Counter(data)
+    return tuple(Fraction(sum(c for (x, y), c in counts.items() if int(x >= t) != y), len(data)) for t in THRESHOLDS)
+
+
+def worst_gap(errors):
+    return max(true_error(t) - e for t, e in zip(THRESHOLDS, errors))
+
+
+def summed(program, population=POPULATION, predicate=bad, dps=30):
+    return MultisetSum(program, {"eps": sympy.Integer(1)}, tuple(population.items()), predicate, dps)
+
+
+def same(a, b) -> bool:
+    return a._mpi_ == b._mpi_
+
+
+# ----- the same enclosure as the ordinary fast reading ----------------------------------------------------
+
+
+@pytest.mark.parametrize("n", [1, 2, 5, 9, 16])
+def test_the_blind_sum_is_the_ordinary_fast_sum_bit_for_bit(n: int) -> None:
+    for program, predicate in ((counting_learner, bad), (errors_of, lambda e: worst_gap(e) > Fraction(1, 8))):
+        ordinary = summed(program, predicate=predicate)
+        value = blind.enclosure(summed(program, predicate=predicate), n)
+        assert value is not None
+        assert same(value, ordinary.at(n)), (program.__name__, n)
+        assert ordinary.order_log[n] in ("every", "some")
+
+
+def test_a_tiny_probability_refines_the_grid_as_the_ordinary_reading_does() -> None:
+    """n = 40 at eps = 1: P is about 1e-4 and the grid is refined; both readings give the same interval."""
+    ordinary = summed(counting_learner).at(40)
+    value = blind.enclosure(summed(counting_learner), 40)
+    assert value is not None and same(value, ordinary)
+    assert 0 < float(value.a) < 1e-2
+
+
+@st.composite
+def populations(draw):
+    size = draw(st.integers(2, 4))
+    weights = draw(st.lists(st.integers(0, 5), min_size=size, max_size=size).filter(lambda w: sum(w) > 0))
+    total = sum(weights)
+    return {(x, x % 2): Fraction(w, total) for x, w in enumerate(weights)}
+
+
+@st.composite
+def learners(draw):
+    """A learner that reads the counts only: deterministic (a table of the counts' residues) or an exponential
+    mechanism whose scores are random polynomials of the counts (not linear, so no counts form)."""
+    kind = draw(st.sampled_from(["table", "exponential", "post"]))
+    coefficients = draw(st.lists(st.integers(-3, 3), min_size=12, max_size=12))
+    modulus = draw(st.integers(2, 4))
+
+    def statistic(counts, size, k):
+        values = list(counts.values())
+        return sum(coefficients[(k + i) % 12] * c * (c + coefficients[i % 12]) for i, c in enumerate(values)) + size
+
+    if kind == "table":
+        def learner(data, eps):
+            return statistic(data.counts, len(data), 0) % modulus
+    elif kind == "exponential":
+        def learner(data, eps):
+            counts, size = data.counts, len(data)
+            return dp.exponential(tuple(range(modulus)), lambda c: Fraction(statistic(counts, size, c), size + 1),
+                                  eps, sensitivity=1)
+    else:
+        def learner(data, eps):  # post-processing after the draw, and a repeated candidate
+            counts, size = data.counts, len(data)
+            drawn = dp.exponential((0, 1, 1, 2), lambda c: Fraction(statistic(counts, size, c) % 5, 3), eps,
+                                   sensitivity=1)
+            return (drawn + size) % modulus
+    return learner, modulus
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(populations(), learners(), st.integers(1, 7), st.data())
+def test_random_learners_of_the_counts_give_the_ordinary_enclosure(population, made, n, data) -> None:
+    learner, modulus = made
+    cut = data.draw(st.integers(0, modulus))
+    predicate = lambda output: output >= cut  # noqa: E731
+    ordinary = summed(learner, population, predicate).at(n)
+    value = blind.enclosure(summed(learner, population, predicate), n)
+    assert value is not None
+    assert same(value, ordinary)
+
+
+# ----- every other use of the sample goes the ordinary way ------------------------------------------------
+
+
+def iterates(data, eps):
+    return sum(1 for x, y in data if y)
+
+
+def indexes(data, eps):
+    return data.counts[(0, 0)] + (data[0] == (0, 0))
+
+
+def hashes(data, eps):
+    return hash(data) % 2
+
+
+def compares(data, eps):
+    return int(data == tuple(sorted(data)))
+
+
+def prints(data, eps):
+    return len(repr(data)) % 3
+
+
+def membership(data, eps):
+    return int((2, 1) in data)
+
+
+def slices(data, eps):
+    return data.counts[(0, 0)] + len(data[1:])
+
+
+def swallows(data, eps):
+    """Reads a record and swallows the refusal: refused all the same (the count moved)."""
+    try:
+        first = data[0]
+    except BaseException:  # noqa: BLE001
+        first = None
+    return data.counts[(0, 0)] + (first is None)
+
+
+def unpacks(data, eps):
+    return len([*data])
+
+
+def by_tuple_method(data, eps):
+    """Reaches a record past the sample's own methods (tuple.__getitem__) and compares it."""
+    return int(tuple.__getitem__(data, 0) == (0, 0)) + data.counts[(0, 0)]
+
+
+def tells_the_stand_in_apart(data, eps):
+    """Reads only counts and len, but answers differently on anything but a real Sample: the probes see it."""
+    return data.counts[(2, 1)] if type(data) is Sample else -1
+
+
+@pytest.mark.parametrize("program", [iterates, indexes, hashes, compares, prints, membership, slices, swallows,
+                                     unpacks, by_tuple_method, tells_the_stand_in_apart])
+def test_a_learner_that_uses_its_sample_otherwise_is_not_read_blind(program) -> None:
+    for n in (1, 4, 9):
+        assert blind.enclosure(summed(program, predicate=lambda o: o >= 1), n) is None, (program.__name__, n)
+
+
+def late_first(data, eps):
+    """Reads the counts only up to n = 7, the first record from n = 8 on (an order dependence)."""
+    if len(data) >= 8:
+        return int(data[0] == (2, 1))
+    return int(data.counts[(2, 1)] * 2 > len(data))
+
+
+def test_an_order_dependence_past_the_blind_n_is_found_by_the_ordinary_path() -> None:
+    spec = dp.spec(late_first, name="late_first", universe=dp.universe(list(POPULATION), n=1,
+                                                                       neighbours=dp.REPLACE_ONE),
+                   grid={eps: [1]},
+                   claims=[dp.sample_complexity(population=POPULATION, error=lambda o: Fraction(o, 2),
+                                                alpha=Fraction(1, 4), beta=Fraction(1, 2), bound=5, up_to=9)])
+    failure = sc.FailureProbability(spec, spec.claims[0], ((eps, sympy.Integer(1)),), sympy.Rational(1, 4), 30, order_log={})
+    for n in range(5, 8):
+        failure.at(n)
+        assert failure.order_log[n] == "blind"
+    with pytest.raises(ms.OrderDependent) as found:
+        failure.at(8)
+    assert found.value.n == 8 and found.value.decided
+    [result] = dp.check(spec, proofs=False)
+    assert result.status.value in ("verified", "refuted"), result.message
+    assert "late_first depends on the order of its sample" in result.message
+
+
+def test_a_verdict_read_blind_says_how_the_order_was_shown() -> None:
+    spec = dp.spec(counting_learner, name="blind_learner",
+                   universe=dp.universe(list(POPULATION), n=1, neighbours=dp.REPLACE_ONE), grid={eps: [1]},
+                   claims=[dp.sample_complexity(population=POPULATION, error=true_error, alpha=Fraction(1, 4),
+                                                beta=Fraction(1, 2), bound=12, up_to=15)])
+    [result] = dp.check(spec, proofs=False)
+    assert result.status.value == "verified", result.message
+    assert result.coverage["label"] == "n = 12..15"
+    assert ("the learner ignores the order of its sample: shown, it read its sample only through its counts and "
+            "size at n = ") in result.message
+    assert "stand-in sample whose records refuse any use" in result.message
+
+
+def test_blind_and_ordinary_verdicts_agree_on_a_range(monkeypatch) -> None:
+    """The same check with the blind reading switched off: the same status, coverage, figures."""
+    spec = dp.spec(errors_of, name="errors", universe=dp.universe(list(POPULATION), n=1, neighbours=dp.REPLACE_ONE),
+                   grid={eps: [1]},
+                   claims=[dp.sample_complexity(population=POPULATION, error=worst_gap, alpha=Fraction(1, 4),
+                                                beta=Fraction(1, 10), bound=20, up_to=26)])
+    [fast] = dp.check(spec, proofs=False)
+    monkeypatch.setattr(blind, "enclosure", lambda msum, n: None)
+    [slow] = dp.check(spec, proofs=False)
+    assert fast.status == slow.status and fast.coverage == slow.coverage
+    assert fast.evidence.curve == slow.evidence.curve and fast.evidence.smallest_n == slow.evidence.smallest_n
+    assert "shown, it read its sample only through its counts" in fast.message
+    assert "assumed: the learner ignores the order" in slow.message
