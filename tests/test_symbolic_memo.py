@@ -70,3 +70,18 @@ def test_an_expression_with_a_float_is_not_kept() -> None:
     except NotRational:
         pass
     assert len(symbolic._RATIONAL_FUNCTIONS) == before
+
+
+@SETTINGS
+@given(terms=st.lists(st.tuples(coefficients, rates), min_size=1, max_size=3))
+def test_density_proofs_kept_simplifications_equal_fresh_ones(terms) -> None:
+    """checks/privacy/density_proof keeps sympy.simplify's results by expression: equal to a fresh call,
+    and a symbol with other assumptions is another expression."""
+    from dpverify.checks.privacy.density_proof import _simplify
+    expr = weight(terms, [0])
+    assert _simplify(expr) == sympy.simplify(expr)
+    assert _simplify(expr) == sympy.simplify(expr)
+    plain = sympy.Symbol("eps")
+    other = expr.subs(eps, plain)
+    assert _simplify(other) == sympy.simplify(other)
+    assert (_simplify(sympy.sqrt(eps ** 2)) == eps) and (_simplify(sympy.sqrt(plain ** 2)) != plain)

@@ -126,8 +126,19 @@ def beyond(g: pw.Piecewise, h: pw.Piecewise, candidate: Candidate, bound: Any, b
 
 # -- certifying pieces with several terms: interval branch and bound -------------------------
 
+_IVS: dict = {}
+"""_iv's results by (working precision, value): the boxes' ends and rates recur across searches."""
+
+
 def _iv(backend: Any, value: Fraction) -> Any:
-    return backend.ctx.mpf(value.numerator) / value.denominator
+    ctx = backend.ctx
+    key = (ctx.prec, value)
+    found = _IVS.get(key)
+    if found is None:
+        if len(_IVS) > 100_000:
+            _IVS.clear()
+        found = _IVS[key] = ctx.mpf(value.numerator) / value.denominator
+    return found
 
 
 def _hull(backend: Any, a: Fraction, b: Fraction) -> Any:
