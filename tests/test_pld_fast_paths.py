@@ -191,3 +191,28 @@ def test_the_inlined_moment_integrand_is_the_pairs(q, distance, s, bits, prec) -
         tails = found - reference  # the tails' bound is added as a radius only
         assert found.real.mid() == reference.real.mid() and found.imag.mid() == reference.imag.mid()
         assert tails.real.contains(0) and tails.imag.contains(0)
+
+
+@settings(max_examples=60, deadline=None)
+@given(a=st.dictionaries(st.tuples(st.integers(-30, 30), st.integers(-5, 40)), st.integers(0, 2 ** 90), min_size=1, max_size=25),
+       b=st.dictionaries(st.tuples(st.integers(-30, 30), st.integers(-5, 40)), st.integers(0, 2 ** 90), min_size=1, max_size=25))
+def test_the_sparse_flint_product_is_the_loops(a, b) -> None:
+    from dpverify.engine.pld import lattice
+    loop: dict = {}
+    for (k1, j1), c1 in a.items():
+        for (k2, j2), c2 in b.items():
+            loop[(k1 + k2, j1 + j2)] = loop.get((k1 + k2, j1 + j2), 0) + c1 * c2
+    found = lattice._sparse_product(a, b)
+    # the same terms (a zero coefficient kept as a term, as the loop keeps it) and coefficients
+    assert {k: v for k, v in found.items() if v} == {k: v for k, v in loop.items() if v}
+    if all(a.values()) and all(b.values()):
+        assert set(found) == set(loop)
+    assert lattice._multiply(a, b).items() >= {k: v for k, v in loop.items() if v}.items()
+
+
+def test_a_power_by_flint_is_the_power_by_the_loop(monkeypatch) -> None:
+    from dpverify.engine.pld import lattice
+    terms = {(1, 1): 3, (-1, 0): 5, (2, 0): 7, (0, 3): 1}
+    fast = lattice.power(terms, 37)
+    monkeypatch.setattr(lattice, "FLINT_FROM", 10 ** 12)
+    assert lattice.power(terms, 37) == fast
