@@ -370,3 +370,42 @@ def test_unbounded_comparisons_of_noise_and_reading_a_noisy_number_are_refused()
 
     with pytest.raises(NotStructural, match="compares a noisy value with a value computed from the data"):
         cost_of(compares_with_the_data, BITS, {"eps": eps})
+
+
+# ----- sum(<term> for x in data) ----------------------------------------------------------------------------
+
+def squares(data, eps):
+    return dp.geometric(sum(x * x for x in data), dp.exp(eps / 4))  # t(x) = x^2 over {0, 1, 2}: Delta 4
+
+
+def positives(data, eps):
+    k = 1
+    return dp.laplace(sum(k for x in data if x > 0), 1 / eps)  # a count: Delta 1
+
+
+def test_a_sum_of_a_term_over_the_records_is_the_total_of_that_term() -> None:
+    assert cost_of(squares, TRITS, {"eps": eps}).eps == eps
+    assert cost_of(positives, TRITS, {"eps": eps}).eps == eps
+    for r in _check(squares, TRITS, [dp.private(eps)]):
+        assert _all_datasets(r), r.message
+    for r in _check(squares, TRITS, [dp.private(eps / 2)]):
+        assert r.status == Status.REFUTED
+
+
+def test_a_loop_over_the_records_or_a_noisy_term_is_refused() -> None:
+    def loops(data, eps):
+        total = 0
+        for x in data:
+            total += x
+        return dp.laplace(total, 1 / eps)
+
+    def noisy_term(data, eps):
+        return dp.laplace(sum(dp.laplace(x, 1 / eps) for x in data), 1 / eps)
+
+    def term_with_eps(data, eps):
+        return dp.laplace(sum(x * eps for x in data), 1)
+
+    for mechanism, words in ((loops, "iterates over the dataset"), (noisy_term, "not an exact number|draws noise"),
+                             (term_with_eps, "not an exact number")):
+        with pytest.raises(NotStructural, match=words):
+            cost_of(mechanism, TRITS, {"eps": eps})

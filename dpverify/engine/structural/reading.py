@@ -30,6 +30,7 @@ generic answers instead, each a :class:`~.values.DataValue`.
 from __future__ import annotations
 
 import dis
+import inspect
 import sys
 import types
 from collections.abc import Callable
@@ -42,8 +43,8 @@ from ...dsl import port
 from ...dsl.queries import BoundScore, Finite, Query, count as count_query, total as total_query
 from ...dsl.universe import Neighbours
 from ..sensitivity.derivable import N
-from .values import (MARK, DataValue, GenericData, Handle, NotStructural, Record, Sym, exact_constant, refuse,
-                     set_run)
+from .values import (MARK, DataValue, GenericData, GenericIterator, Handle, NotStructural, Record, Sym,
+                     exact_constant, refuse, set_run)
 
 MAX_FUNCTIONS = 200
 """Functions the overlay re-creates for one program (its helpers, transitively); beyond it: refused."""
@@ -176,7 +177,42 @@ class _Run:
                 return refuse("sum(data, start) with a non-zero start")
             self.reading.raw_forms = True
             return DataValue(((sympy.Integer(1), total_query(lambda x: x, domain=Finite(self.records))),))
+        if isinstance(iterable, types.GeneratorType) and iterable.gi_frame is not None \
+                and isinstance(iterable.gi_frame.f_locals.get(".0"), GenericIterator):
+            return self._sum_of_terms(iterable, start)
         return sum(iterable, start)
+
+    def _sum_of_terms(self, generator: Any, start: Any) -> Any:
+        """sum(<t(x)> for x in data): the query total(t) with t evaluated, exactly, on every record of the
+        universe by the generator's own code (filters and inner loops included); the term may not draw
+        noise, branch on noise or give anything but an exact number."""
+        if exact_constant(start) is None:
+            return refuse("sum(<term> for x in data, start) with a start that is not a constant")
+        code, frame = generator.gi_code, generator.gi_frame
+        if code.co_argcount != 1 or inspect.getgeneratorstate(generator) != inspect.GEN_CREATED:
+            return refuse("sum over a generator that is not a fresh generator expression over the data")
+        _refuse_hidden_state(code, "the term of sum(... for x in data)")
+        try:
+            cells = tuple(types.CellType(frame.f_locals[name]) for name in code.co_freevars)
+        except KeyError:
+            return refuse("the term of sum(... for x in data) reads a variable not yet assigned")
+        term_fn = types.FunctionType(code, frame.f_globals, "term", None, cells or None)
+        steps, taken, values = len(self.reading.steps), len(self.taken), {}
+        for record in self.records:
+            total: Any = 0
+            for item in term_fn(iter((record,))):
+                value = exact_constant(item)
+                if value is None:
+                    return refuse(f"the term of sum(... for x in data) gives {type(item).__name__} on the record "
+                                  f"{record!r}, not an exact number")
+                total += value
+            values[record] = sympy.sympify(total)
+        if len(self.reading.steps) != steps or len(self.taken) != taken:
+            return refuse("the term of sum(... for x in data) draws noise or compares noisy values")
+        generator.close()
+        self.reading.raw_forms = True
+        query = total_query(lambda x, table=values: table[x], domain=Finite(self.records))
+        return DataValue(((sympy.Integer(1), query),))
 
     def len_(self, obj: Any) -> Any:
         if isinstance(obj, GenericData):
@@ -250,25 +286,29 @@ class _Run:
 
     # ----- the overlay ------------------------------------------------------------------------------------
     def wrap(self, fn: Any) -> Any:
-        """``fn`` re-created to see this reading's builtins and primitives (its helpers too)."""
+        """``fn`` re-created to see this reading's builtins and primitives (its helpers too, recursion
+        included: the new function is registered before its globals are filled in)."""
         if fn in self.wrapped:
             return self.wrapped[fn]
         if len(self.wrapped) >= MAX_FUNCTIONS:
             return refuse(f"more than {MAX_FUNCTIONS} functions to read")
         _refuse_hidden_state(fn.__code__, fn.__qualname__)
         overlay: dict = dict(fn.__globals__)
-        self.wrapped[fn] = None  # a recursive helper sees itself while being wrapped
-        for name in _names(fn.__code__):
-            if name in overlay:
-                overlay[name] = self.replace(overlay[name])
         builtins = __builtins__ if isinstance(__builtins__, dict) else vars(__builtins__)
-        overlay["__builtins__"] = dict(builtins, sum=self.sum_, len=self.len_)
-        cells = None
-        if fn.__closure__:
-            cells = tuple(types.CellType(self.replace(c.cell_contents)) for c in fn.__closure__)
+        overlay["__builtins__"] = dict(builtins, sum=self.sum_, len=self.len_)  # before the function: it keeps them
+        cells = tuple(types.CellType() for _ in fn.__closure__) if fn.__closure__ else None
         new = types.FunctionType(fn.__code__, overlay, fn.__name__, fn.__defaults__, cells)
         new.__kwdefaults__ = fn.__kwdefaults__
         self.wrapped[fn] = new
+        for name in _names(fn.__code__):
+            if name in overlay:
+                overlay[name] = self.replace(overlay[name])
+        for cell, old in zip(cells or (), fn.__closure__ or ()):
+            try:
+                contents = old.cell_contents
+            except ValueError:  # a cell not yet assigned stays empty
+                continue
+            cell.cell_contents = self.replace(contents)
         return new
 
     def replace(self, value: Any) -> Any:
@@ -278,11 +318,8 @@ class _Run:
         if isinstance(value, types.ModuleType) and value.__name__ in ("dpverify", "dpverify.dsl",
                                                                      "dpverify.dsl.primitives"):
             return _Module(value, self)
-        if isinstance(value, types.FunctionType) and not value.__module__.startswith("dpverify"):
-            done = self.wrapped.get(value, False)
-            if done is None:
-                return refuse("a recursive helper function is not read structurally")
-            return done if done is not False else self.wrap(value)
+        if isinstance(value, types.FunctionType) and not (value.__module__ or "").startswith("dpverify"):
+            return self.wrap(value)
         return value
 
 

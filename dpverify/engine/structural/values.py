@@ -347,8 +347,7 @@ class GenericData(_Refusing):
         caller = sys._getframe(1).f_code
         if caller is _on_code():  # score.on(data): a marker the reading's dp.exponential recognises
             return iter((MARK,))
-        return refuse("the program iterates over the dataset (only count/total/mean/max_of/min_of queries, "
-                      "sum(data), len(data) and data.count(v) are read structurally)")
+        return GenericIterator()  # only sum(<term> for x in data) reads it; any step refuses
 
     def __len__(self) -> int:
         if sys._getframe(1).f_code is _on_code():  # tuple()'s length hint inside score.on(data): no length
@@ -362,10 +361,22 @@ class GenericData(_Refusing):
         return self._reading.count_of(value)
 
 
+class GenericIterator:
+    """``iter(data)`` of the generic dataset: the source of ``sum(t(x) for x in data)``, which the reading's
+    ``sum`` reads as the query total(t); stepping it (a loop over the records) refuses."""
+
+    def __iter__(self) -> "GenericIterator":
+        return self
+
+    def __next__(self) -> Any:
+        return refuse("the program iterates over the dataset (only count/total/mean/max_of/min_of queries, "
+                      "sum(data), sum(<term> for x in data), len(data) and data.count(v) are read structurally)")
+
+
 def _on_code() -> Any:
     from ...dsl.queries import Query
     return Query.on.__code__
 
 
-__all__ = ["DataValue", "GenericData", "Handle", "MARK", "NotStructural", "Record", "Sym", "exact_constant",
+__all__ = ["DataValue", "GenericData", "GenericIterator", "Handle", "MARK", "NotStructural", "Record", "Sym", "exact_constant",
            "refuse"]
