@@ -13,6 +13,12 @@ whether both give the same verdict and achieved epsilon (to 30 digits).  Wall an
 are both printed (the machine may be shared: CPU seconds are what the process spent); the ratio is
 of CPU seconds.
 
+Part 3 (--cells): the density cells of released noisy values (engine/continuous/density_cells.py):
+CPU seconds of ``dp.check`` on sparse_vector_broken.py's released-value specs (isvt4's fixed-m bound at
+m = 3, BadGapSVT at m = 5) with the cells' shared results (normal forms, piece values, slot suprema,
+the first pass's decided cells: the default) and with every cell computed afresh
+(``density_cells.SHARED = False``), and whether verdict and achieved epsilon agree.
+
 Part 2: StatDP's eight patterns (dp.statdp_patterns) at m = 5 and m = 10, eps = 1: seconds per
 pair of ``dp.check`` for noisy max and for the sparse vector technique (Lyu et al. Alg. 1, c = 1),
 new path, and the old path for noisy max at m = 5 and m = 10 (--old-patterns-up-to).
@@ -93,16 +99,39 @@ def patterns(old_up_to: int) -> None:
                   f"{achieved[:24]}")
 
 
+def shared_cells() -> None:
+    from dpverify.engine.continuous import density_cells
+    import sparse_vector_broken as broken
+    print("\ndensity cells of released values: shared results vs every cell afresh (dp.check, no proofs)")
+    print(f"{'spec':24} {'eps':>4} {'shared cpu':>10} {'fresh cpu':>9} {'ratio':>7}  verdict   achieved eps    same")
+    for spec, eps_value in ((broken.svt_alg3, Fraction(1, 2)), (broken.svt_alg3, 1), (broken.bad_gap_sparse_vector, 1)):
+        claim = spec.claims[-1]
+        one = dp.spec(spec.mechanism, universe=spec.universe, grid={eps: [eps_value]}, claims=[claim])
+        _, shared, status, achieved = timed(one)
+        density_cells.SHARED = False
+        try:
+            _, fresh, fresh_status, fresh_achieved = timed(one)
+        finally:
+            density_cells.SHARED = True
+        same = status == fresh_status and achieved == fresh_achieved
+        print(f"{spec.name + ' ' + claim.id:24} {str(eps_value):>4} {shared:10.2f} {fresh:9.2f} "
+              f"{fresh / shared:6.1f}x  {status:9} {achieved[:14]:14}  {same}")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--max-m", type=int, default=6, help="largest m of the full universes (default 6)")
     parser.add_argument("--old-up-to", type=int, default=5, help="old path on full universes up to this m")
     parser.add_argument("--old-patterns-up-to", type=int, default=10,
                         help="old path for noisy max on the patterns up to this m (5 or 10)")
+    parser.add_argument("--cells", action="store_true", help="only part 3: the density cells, shared vs afresh")
     args = parser.parse_args()
     print(f"dpverify {dp.__version__}; product form: engine/program/product_form.py; eps = {Fraction(1)}")
     warm = dp.spec(rnm_laplace, universe=dp.answers([0, 1], 2), grid={eps: [1]}, claims=[dp.private(eps)])
     timed(warm)  # the checks' lazy imports, outside the first figure
+    if args.cells:
+        shared_cells()
+        return
     full_universes(args.max_m, args.old_up_to)
     patterns(args.old_patterns_up_to)
 

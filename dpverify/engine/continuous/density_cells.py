@@ -252,6 +252,12 @@ def _support_points(weight: Any, backend: Any) -> Optional[list]:
     return points
 
 
+SHARED = True
+"""Whether :func:`cells` shares normal forms, piece values, slot suprema and the first pass's decided
+cells (the default); False computes every cell afresh (the reference bench/bench_continuous.py and the
+tests compare with)."""
+
+
 def cells(table: Any, left: Any, right: Any, bound: Any = None, search: bool = True,
           earlier: Optional[list] = None) -> list[Cell]:
     """Every (ordered pair of distinct laws, output) cell.  ``search=False`` skips the branch and
@@ -263,9 +269,11 @@ def cells(table: Any, left: Any, right: Any, bound: Any = None, search: bool = T
     ``table.memo`` when it has one), so the claims checked on one table share them."""
     backend = table.backend
     out, seen = [], set()
-    memo = getattr(table, "memo", None)
-    if memo is None:
+    memo = getattr(table, "memo", None) if SHARED else None
+    if memo is None and SHARED:
         memo = {}
+    if not SHARED:
+        earlier = None
     position = 0
     for i, j in zip(left.tolist(), right.tolist()):
         for a, b in ((i, j), (j, i)):
