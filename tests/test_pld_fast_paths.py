@@ -216,3 +216,51 @@ def test_a_power_by_flint_is_the_power_by_the_loop(monkeypatch) -> None:
     fast = lattice.power(terms, 37)
     monkeypatch.setattr(lattice, "FLINT_FROM", 10 ** 12)
     assert lattice.power(terms, 37) == fast
+
+
+def _reference_composed_terms(parts, backend):
+    """atoms.composed_terms as it was (the interval context's operators), without its budget check."""
+    from dpverify.engine.pld.atoms import _counts, _powers
+    ctx = backend.ctx
+    out = [((), ctx.mpf(0), ctx.mpf(1), ctx.mpf(1))]
+    for found, times in parts:
+        if not found.ratios:
+            continue
+        losses = [ctx.log(backend.num(r)) for r in found.ratios]
+        p_masses = [backend.num(m) for m in found.masses]
+        q_masses = [backend.num(m / r) for m, r in zip(found.masses, found.ratios)]
+        p_pow = [_powers(ctx, m, times) for m in p_masses]
+        q_pow = [_powers(ctx, m, times) for m in q_masses]
+        own = []
+        factorials = _powers(ctx, None, times)
+        for counts in _counts(len(losses), times):
+            coefficient = factorials[times]
+            for n in counts:
+                if n > 1:
+                    coefficient = coefficient / factorials[n]
+            loss, p_mass, q_mass = ctx.mpf(0), coefficient, coefficient
+            for i, n in enumerate(counts):
+                if n:
+                    loss += n * losses[i]
+                    p_mass *= p_pow[i][n]
+                    q_mass *= q_pow[i][n]
+            own.append((counts, loss, p_mass, q_mass))
+        out = [(c1 + c2, l1 + l2, p1 * p2, q1 * q2) for c1, l1, p1, q1 in out for c2, l2, p2, q2 in own]
+    return out
+
+
+@pytest.mark.parametrize("rate, eps, times, dps", [(R(1, 10), R(1), 40, 50), (R(1, 3), R(1, 2), 7, 20),
+                                                   (R(1, 100), R(2), 120, 50)])
+def test_composed_terms_are_the_interval_contexts(rate, eps, times, dps) -> None:
+    from dpverify.engine.pld.atoms import atoms, composed_terms, poisson_subsampled
+    e = sympy.exp(eps)
+    p, q = [e / (1 + e), 1 / (1 + e)], [1 / (1 + e), e / (1 + e)]
+    (mp, mq), _ = poisson_subsampled(p, q, rate)
+    first = atoms(mp, mq)
+    three = atoms([R(1, 2), R(1, 3), R(1, 6)], [R(1, 3), R(1, 3), R(1, 3)])
+    backend = IntervalBackend(dps)
+    for parts in ([(first, times)], [(first, times), (three, 3)]):
+        found = composed_terms(parts, backend)
+        reference = _reference_composed_terms(parts, backend)
+        key = lambda t: (t[0], t[1]._mpi_, t[2]._mpi_, t[3]._mpi_)  # noqa: E731
+        assert sorted(map(key, found)) == sorted(map(key, reference))

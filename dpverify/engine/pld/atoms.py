@@ -23,6 +23,8 @@ from dataclasses import dataclass
 from typing import Any, Iterator, Sequence
 
 import sympy
+from mpmath.libmp import from_int, fzero, round_ceiling, round_floor
+from mpmath.libmp.libmpi import mpi_add, mpi_div, mpi_mul
 
 from ..program.backend import exact_sign
 from .budget import HOW, scaled
@@ -133,22 +135,39 @@ def composed_terms(parts: Sequence[tuple[Atoms, int]], backend: Any) -> Terms:
         q_masses = [backend.num(m / r) for m, r in zip(found.masses, found.ratios)]
         p_pow = [_powers(ctx, m, times) for m in p_masses]
         q_pow = [_powers(ctx, m, times) for m in q_masses]
-        own = []
         factorials = _powers(ctx, None, times)  # k! for k <= times, intervals (exact integers would cost O(T) bits each)
-        for counts in _counts(len(losses), times):
-            coefficient = factorials[times]
-            for n in counts:
-                if n > 1:
-                    coefficient = coefficient / factorials[n]
-            loss, p_mass, q_mass = ctx.mpf(0), coefficient, coefficient
-            for i, n in enumerate(counts):
-                if n:
-                    loss += n * losses[i]
-                    p_mass *= p_pow[i][n]
-                    q_mass *= q_pow[i][n]
-            own.append((counts, loss, p_mass, q_mass))
-        out = [(c1 + c2, l1 + l2, p1 * p2, q1 * q2) for c1, l1, p1, q1 in out for c2, l2, p2, q2 in own]
+        own = _own_terms(losses, p_pow, q_pow, factorials, times, ctx.prec)
+        make, prec = ctx.make_mpf, ctx.prec
+        out = [(c1 + c2, make(mpi_add(l1._mpi_, l2, prec)), make(mpi_mul(p1._mpi_, p2, prec)),
+                make(mpi_mul(q1._mpi_, q2, prec))) for c1, l1, p1, q1 in out for c2, l2, p2, q2 in own]
     return Terms(out, ctx)
+
+
+def _own_terms(losses: list, p_pow: list, q_pow: list, factorials: list, times: int, prec: int) -> list:
+    """(counts, loss, P-mass, Q-mass) of one part's multinomial, the three as raw mpmath intervals: the
+    operations of the interval context's operators (same order and precision: the same enclosures) without
+    the objects' overhead."""
+    own = []
+    zero = (fzero, fzero)
+    top = factorials[times]._mpi_
+    facts = [f._mpi_ for f in factorials]
+    raw_losses = [v._mpi_ for v in losses]
+    raw_p = [[v._mpi_ for v in row] for row in p_pow]
+    raw_q = [[v._mpi_ for v in row] for row in q_pow]
+    for counts in _counts(len(losses), times):
+        coefficient = top
+        for n in counts:
+            if n > 1:
+                coefficient = mpi_div(coefficient, facts[n], prec)
+        loss, p_mass, q_mass = zero, coefficient, coefficient
+        for i, n in enumerate(counts):
+            if n:
+                factor = (from_int(n, prec, round_floor), from_int(n, prec, round_ceiling))
+                loss = mpi_add(loss, mpi_mul(factor, raw_losses[i], prec), prec)
+                p_mass = mpi_mul(p_mass, raw_p[i][n], prec)
+                q_mass = mpi_mul(q_mass, raw_q[i][n], prec)
+        own.append((counts, loss, p_mass, q_mass))
+    return own
 
 
 def _powers(ctx: Any, value: Any, times: int) -> list:
