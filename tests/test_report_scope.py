@@ -213,6 +213,8 @@ def test_the_reports_show_the_scope(checked) -> None:
     assert "**proved** \\[universe n=1, every ε\\]" in md
     assert "all datasets of every size" not in page + md
     assert "\\[universe n=1, grid\\]" in files["index.md"]
+    assert ("Scope of the 3 claim points that hold: 0 for all datasets, 2 on a finite universe for every value of "
+            "a parameter, 1 on a finite universe at grid points.") in files["index.md"]
     report_json = json.loads(files["report.json"])
     assert all(p["scope"] is None or p["scope"]["all_datasets"] is False
                for s in report_json["specs"] for c in s["claims"] for p in c["points"])
@@ -232,7 +234,7 @@ def test_a_structural_proof_shows_all_datasets_and_its_steps() -> None:
     page = files["mean.html"]
     assert '<span class="scope">[all datasets, every ε]</span>' in page
     assert "Scope: 1 claim point for all datasets of every size." in page
-    assert "Proof for every dataset" in page and "Laplace calibration" in page
+    assert "<h4>Proof for every dataset</h4>" in page and "<dt>step 2</dt><dd>Laplace calibration" in page
     assert "Proof for every dataset" in files["mean.md"]
     assert document(Report([spec]))["specs"][0]["claims"][0]["points"][0]["scope"]["all_datasets"] is True
 

@@ -50,7 +50,7 @@ def render_index(site: Site, env: Optional[jinja2.Environment] = None) -> str:
     env = env or environment()
     return env.get_template("html/index.html.j2").render(
         pages=site.pages, settings=site.settings, summary=site.summary, exit_code=site.exit_code,
-        groups=site.groups, attention=site.attention, headline=site.headline, overall=site.overall,
+        groups=site.groups, attention=site.attention, headline=site.headline, scope=site.scope, overall=site.overall,
         assumptions=site.assumptions, environment=site.environment, backend=backend(site.settings))
 
 

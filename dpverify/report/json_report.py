@@ -43,7 +43,9 @@ Numbers (the rule of schema 1.0):
 ``dp.pairs(...)`` set ``{"scope": "listed pairs", "pairs", "datasets", "name", "note"}`` -- only
 those pairs, never the whole universe; null for a spec without a universe or that did not load.
 A point's ``coverage`` (added with the n ranges of sample-complexity claims) is null when its
-verdict is about all that its claim states, and otherwise says which part it covers: a
+check recorded nothing beyond the spec's universe; a proof for every dataset of every size carries
+``{"scope": "all datasets", "label", ...}``; and a verdict on part of what its claim states says which
+part it covers: a
 ``sample_complexity`` claim states "for every n >= bound" but is checked for finitely many n, so
 its ``verified`` points carry ``{"scope": "n range", "from", "to", "label": "n = 3..40", "note":
 "checked for n = 3..40; not shown beyond (...)"}`` -- never the whole claim.

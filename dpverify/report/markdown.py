@@ -170,7 +170,7 @@ def render_index(site: Site, env: Optional[jinja2.Environment] = None) -> str:
     env_table = table(Table(("package", "version"), site.environment, caption="Environment"))
     return env.get_template("md/index.md.j2").render(
         settings=site.settings, summary=site.summary, exit_code=site.exit_code, assumptions=site.assumptions,
-        groups=_index_claims(site), attention_table=_attention(site), headline=site.headline,
+        groups=_index_claims(site), attention_table=_attention(site), headline=site.headline, scope=site.scope,
         overall=site.overall, hashes_table=hashes, environment_table=env_table,
         backend=backend(site.settings))
 

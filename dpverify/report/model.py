@@ -219,6 +219,7 @@ class Site:
     exit_code: int
     assumptions: tuple[str, ...] = ASSUMPTIONS
     environment: tuple[tuple[str, str], ...] = ()
+    scope: str = ""  # "scope of the N claim points that hold: ..." (.scope.ScopeCounts.line)
 
     @property
     def groups(self) -> list[FileGroup]:
@@ -302,7 +303,13 @@ def build(report: Report, settings: Settings, exit_code: int) -> Site:
     counts = {status.value: 0 for status in Status}
     for status in report.statuses():
         counts[status] += 1
-    return Site(settings, pages, counts, exit_code, environment=environment())
+    return Site(settings, pages, counts, exit_code, environment=environment(),
+                scope=_sentence(scopes.counts(report.specs).line()))
+
+
+def _sentence(line: str) -> str:
+    """"scope of ...: ..." as a sentence: "Scope of ...: ... ." ("" stays "")."""
+    return f"{line[:1].upper()}{line[1:]}." if line else ""
 
 
 def _page(s: SpecReport, slug: str, settings: Settings) -> SpecPage:
@@ -377,17 +384,18 @@ def _achieved(c: ClaimResult) -> str:
 
 def _proof_steps(c: ClaimResult, ctx: Context) -> list[Block]:
     """The steps of each structural proof (a privacy evidence's ``proof_steps``), numbered, once per
-    distinct list: the sensitivity derivation, the calibration lemma, the composition."""
-    out: list[Block] = []
-    seen: set[tuple[str, ...]] = set()
+    distinct list (the grid points it covers named when the lists differ): the sensitivity derivation,
+    the calibration lemma, the composition."""
+    lists: dict[tuple[str, ...], list[str]] = {}
     for p in c.points:
         steps = tuple(str(step) for step in (getattr(p.evidence, "proof_steps", None) or ()))
-        if not steps or steps in seen:
-            continue
-        seen.add(steps)
-        where = f" at {', '.join(f'{k}={v}' for k, v in p.params.items())}" if p.params and len(c.points) > 1 else ""
-        out += [Heading(f"Proof for every dataset{where}"),
-                Pairs(tuple((f"{i}.", ctx.text(step)) for i, step in enumerate(steps, 1)), prose=True)]
+        if steps:
+            lists.setdefault(steps, []).append(", ".join(f"{k}={v}" for k, v in p.params.items()))
+    out: list[Block] = []
+    for steps, where in lists.items():
+        at = f" (at {'; '.join(w for w in where if w)})" if len(lists) > 1 and any(where) else ""
+        out += [Heading(f"Proof for every dataset{at}"),
+                Pairs(tuple((f"step {i}", ctx.text(step)) for i, step in enumerate(steps, 1)), prose=True)]
     return out
 
 
