@@ -26,7 +26,7 @@ from __future__ import annotations
 import inspect
 import zlib
 from collections import Counter
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from fractions import Fraction
 from typing import Any, Optional
 
@@ -57,25 +57,30 @@ class BlackBox(AuditedCode):
     def sample(self, data: tuple, params: Mapping[str, Any], run: int, index: int) -> Counter:
         """The outputs of ``samples`` calls on ``data``, from the stream of (seed, run, dataset index,
         parameter values): each grid point samples afresh."""
+        draws = self.draws(data, params, run, index)
+        return Counter(next(draws) for _ in range(self.samples))
+
+    def draws(self, data: tuple, params: Mapping[str, Any], run: int, index: int) -> Iterator[Any]:
+        """The outputs of successive calls on ``data``, one by one, from the stream of (seed, run, dataset
+        index, parameter values): the first ``samples`` of them are :meth:`sample`'s, in its order (a
+        sequential test reads a prefix and goes on where it stopped)."""
         point = zlib.crc32(repr(sorted((k, str(v)) for k, v in params.items())).encode())
         stream = np.random.default_rng([self.seed, run, index, point])
         # kind "rng": the stream itself; a dp.implementation's kind (its fallback): the real generator it stands for
         generator = REAL_GENERATORS[self.kind](stream) if self.kind in REAL_GENERATORS else stream
         values = {name: deployed(value) for name, value in params.items()}
-        counts: Counter = Counter()
-        for _ in range(self.samples):
+        while True:
             source = {} if self.kind == "unseeded" else {
                 self.argument: int(stream.integers(2 ** 63)) if self.kind == "seed" else generator}
             try:
                 output = plain(self.fn(data, **values, **source))
-                counts[output] += 1
             except Exception as exc:
                 raise SpecError(f"black box {self.__name__} failed on dataset {data!r}: "
                                 f"{type(exc).__name__}: {exc}",
                                 "the function must return an output (a number, a tuple of numbers, ...) "
                                 "for every dataset of the universe",
                                 file=self.fn.__code__.co_filename, line=self.fn.__code__.co_firstlineno) from None
-        return counts
+            yield output
 
     @property
     def seeded(self) -> str:

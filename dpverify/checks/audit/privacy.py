@@ -24,6 +24,7 @@ from ...results import PointResult, Status, Witness
 from . import clopper_pearson as cp
 from .cells import KeyMap
 from .events import choose, largest_loss
+from .sequential import look_level, looks
 
 MARGIN = 1e-12
 """Relative slack on e^eps (a double) and delta in a refutation: only clear excesses count."""
@@ -67,8 +68,9 @@ class Tested:
 
 
 def private(table: Any, pairs: tuple, box: BlackBox, claim: Private, eps: Any, delta: Any,
-            counts: Callable[[int, int], Counter], result: PointResult) -> PointResult:
-    """Discrete outputs: ``counts(index, run)`` samples dataset ``index`` in ``run`` (0, or 1 to confirm)."""
+            counts: Callable[..., Counter], result: PointResult) -> PointResult:
+    """Discrete outputs: ``counts(index, run, m)``: the first ``m`` draws on dataset ``index`` in ``run`` (0,
+    or 1 to confirm), read at the sequential looks."""
     claimed, slack = float(eps), float(delta)
     chosen = choose(table, *pairs, claimed, slack, box.samples, box.cells)
     events = [Tested(e.i, e.j, e.keys, e.p, e.q, e.score, event_label(e.keys),
@@ -79,35 +81,51 @@ def private(table: Any, pairs: tuple, box: BlackBox, claim: Private, eps: Any, d
         return result
     keys = KeyMap(o for law in table.laws for o in law)
 
-    def count(event: Tested, index: int, run: int) -> int:
-        mapped, _ = keys.counts(counts(index, run))
+    def count(event: Tested, index: int, run: int, m: int) -> int:
+        mapped, _ = keys.counts(counts(index, run, m))
         return sum(mapped.get(o, 0) for o in event.keys)
 
     return decide(events, count, table.datasets, box, claim, claimed, slack, result, largest_loss(table, *pairs),
                   f"{len(events)} events chosen from {box.spec_program.__name__}'s exact law by their power at "
-                  f"{box.samples:,} samples")
+                  f"{box.samples:,} samples", sequential=True)
 
 
-def decide(events: list[Tested], count: Callable[[Tested, int, int], int], datasets: list, box: BlackBox,
+def decide(events: list[Tested], count: Callable[..., int], datasets: list, box: BlackBox,
            claim: Private, claimed: float, slack: float, result: PointResult, spec_loss: Optional[float],
-           what: str) -> PointResult:
+           what: str, sequential: bool = False) -> PointResult:
     """Bound every event's P(S|X) - e^eps P(S|X') from below at ``error / (2 events)`` per bound; refuted
-    when the largest exceeds delta and the re-run with fresh seeds agrees."""
+    when the largest exceeds delta and the re-run with fresh seeds agrees.  ``sequential``: ``count(event,
+    index, run, m)`` counts in the first ``m`` draws, and the bounds are read at the looks of
+    :mod:`.sequential`, each bound's level spent over them (the first look whose bound exceeds delta
+    stops the sampling); else ``count(event, index, run)`` counts in all of them, read once."""
     n, ev = box.samples, result.evidence
     level = float(box.error) / (2 * len(events))
     ev.tests, ev.datasets, ev.level = 2 * len(events), len(datasets), repr(level)
     if spec_loss is not None:
         ev.spec_epsilon = repr(spec_loss)
-    tested = []
-    for event in events:
-        k, k_prime = count(event, event.i, 0), count(event, event.j, 0)
-        tested.append((bounds(n, k, k_prime, level, claimed, slack), k, k_prime, event))
+    sizes = looks(n) if sequential else [n]
+
+    def counted(event: Tested, index: int, run: int, m: int) -> int:
+        return count(event, index, run, m) if sequential else count(event, index, run)
+
+    def spent(m: int) -> float:
+        return look_level(level, m, n) if sequential else level
+
+    factor = math.exp(claimed) * (1 + MARGIN)
+    for m in sizes:
+        pairs = [(counted(event, event.i, 0, m), counted(event, event.j, 0, m), event) for event in events]
+        if m < n and not any(k - factor * kp > slack * (1 + MARGIN) * m for k, kp, _ in pairs):
+            continue  # no bound can exceed delta here: P_lo <= k/m and Q_hi >= k'/m (a screen, no test)
+        tested = [(bounds(m, k, kp, spent(m), claimed, slack), k, kp, event) for k, kp, event in pairs]
+        if m == n or max(t[0][2] for t in tested) > slack * (1 + MARGIN):
+            break
+    ev.samples = m
     ev.sampled = [_cell(datasets, e, k, kp, b) for b, k, kp, e in tested]
     (p_lo, q_hi, gap, bound), k, k_prime, event = max(tested, key=lambda t: (t[0][2], t[0][3]))
     ev.epsilon_lower_bound, ev.delta_lower_bound = repr(bound), repr(gap)
     ev.worst = _cell(datasets, event, k, k_prime, (p_lo, q_hi, gap, bound))
     data, prime = datasets[event.i], datasets[event.j]
-    where = f"X = {data!r}, X' = {prime!r}, event {event.label}: {k}/{n:,} against {k_prime}/{n:,}"
+    where = f"X = {data!r}, X' = {prime!r}, event {event.label}: {k}/{m:,} against {k_prime}/{m:,}"
     at_delta = f" at delta = {slack:.6g}" if slack else ""
     if not gap > slack * (1 + MARGIN):
         result.status = Status.CONSISTENT
@@ -116,16 +134,22 @@ def decide(events: list[Tested], count: Callable[[Tested, int, int], int], datas
                           f"{slack:.6g}) at overall error probability {box.error} ({what}, {box.seeded}; "
                           f"largest at {where})")
         return result
-    again = bounds(n, count(event, event.i, 1), count(event, event.j, 1), level, claimed, slack)
+    again = None
+    for m2 in sizes:
+        again = bounds(m2, counted(event, event.i, 1, m2), counted(event, event.j, 1, m2), spent(m2), claimed, slack)
+        if again[2] > slack * (1 + MARGIN):
+            break
+    assert again is not None
     ev.confirmed = again[2] > slack * (1 + MARGIN)
+    stopped = "" if m == n else f"; a sequential test's look after {m:,} of the {n:,} samples"
     found = (f"the code's epsilon{at_delta} is at least {bound:.6g} > {claimed:.6g} (its delta at eps at least "
              f"{gap:.6g} > {slack:.6g}) at {where} (Clopper-Pearson bounds P(S|X) >= {p_lo:.6g}, "
-             f"P(S|X') <= {q_hi:.6g}; {what})")
+             f"P(S|X') <= {q_hi:.6g}; {what}{stopped})")
     if not ev.confirmed:
         result.message = f"{found}, but the re-run with fresh seeds gave {again[3]:.6g}: not confirmed"
         return result
     result.status = Status.REFUTED
-    result.witness = Witness(data, prime, event.output, f"{k}/{n}", f"{k_prime}/{n}", quantity="frequency")
+    result.witness = Witness(data, prime, event.output, f"{k}/{m}", f"{k_prime}/{m}", quantity="frequency")
     result.message = (f"{found}; the re-run with fresh seeds agrees ({again[3]:.6g}): refuted at overall error "
                       f"probability {box.error}")
     return result

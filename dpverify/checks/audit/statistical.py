@@ -5,7 +5,8 @@ the code runs ``samples`` times; each output the spec gives a positive probabili
 tail of unbounded integer noise, each pool of outputs too rare for the sample count:
 :mod:`.statistical_cells`) gets an exact two-sided binomial test (the cell's exact probability
 against its count's Clopper-Pearson interval) at error probability ``error / tests`` (Bonferroni
-over every dataset and cell).  An output the spec gives probability 0 is impossible under it:
+over every dataset and cell), read sequentially (:mod:`.sequential`: looks after n/16 ... n draws, the
+test's error probability spent over them, so a clear deviation stops the sampling early).  An output the spec gives probability 0 is impossible under it:
 seen once, it refutes (exactly).  Continuous outputs: :mod:`.statistical_continuous`.
 
 Privacy (``dp.private(eps)`` and ``dp.private(eps, delta)``): no samples are spent choosing an
@@ -37,6 +38,7 @@ from . import clopper_pearson as cp
 from . import continuous
 from . import privacy as statistical_privacy
 from .cells import Cell, KeyMap, cells
+from .sequential import look_level, looks, may_reject
 
 SAMPLED_CELLS = 100
 """The most tested cells a conformance audit records with their intervals in its evidence (for the report)."""
@@ -60,7 +62,9 @@ class StatisticalCheck:
         result = PointResult(point_label(point), Status.UNKNOWN, "", evidence=evidence,
                              method=f"statistical audit: {box.samples:,} samples per dataset ({box.seeded}), "
                                     "exact binomial (discrete) or DKW (continuous) tests against the spec's exact "
-                                    "law, Bonferroni-corrected; a rejection re-run with fresh seeds")
+                                    "law, Bonferroni-corrected (discrete: sequential, read at n/16, n/8, n/4, n/2 "
+                                    "and n draws with each test's error probability spent over its looks); a "
+                                    "rejection re-run with fresh seeds")
         if isinstance(claim, Conforms):
             if claim.tolerance != 0:
                 result.message = "a statistical audit tests the exact law: claim dp.conforms(spec_program) without a tolerance"
@@ -73,13 +77,34 @@ class StatisticalCheck:
         return _private(spec, box, claim, point, ws, result)
 
 
-def _counts(spec: Spec, box: BlackBox, point: Point, ws: Workspace, index: int, run: int) -> Counter:
-    """The outputs of ``box`` on dataset ``index`` in ``run`` (0, or 1 for the re-run), sampled once per run."""
-    key = ("black-box-samples", id(spec), point, index, run)
+class _Stream:
+    """One (dataset, run)'s draws, read as far as a look asks and no further; the counts kept per look."""
+
+    def __init__(self, draws: Any, n: int) -> None:
+        self.draws, self.n, self.taken, self.counts = draws, n, 0, Counter()
+        self.at: dict[int, Counter] = {}
+
+    def upto(self, m: int) -> Counter:
+        for size in looks(self.n):
+            if size > m:
+                break
+            if size not in self.at:
+                while self.taken < size:
+                    self.counts[next(self.draws)] += 1
+                    self.taken += 1
+                self.at[size] = Counter(self.counts)
+        return self.at[m]
+
+
+def _counts(spec: Spec, box: BlackBox, point: Point, ws: Workspace, index: int, run: int,
+            m: Optional[int] = None) -> Counter:
+    """The outputs of the first ``m`` (a look's count; default all ``samples``) draws of ``box`` on dataset
+    ``index`` in ``run`` (0, or 1 for the re-run); each draw made once per run, whatever look asks."""
+    key = ("black-box-stream", id(spec), point, index, run)
     if key not in ws.memo:
         datasets, _, _ = ws.datasets(spec)
-        ws.memo[key] = box.sample(datasets[index], params(point), run, index)
-    return ws.memo[key]
+        ws.memo[key] = _Stream(box.draws(datasets[index], params(point), run, index), box.samples)
+    return ws.memo[key].upto(box.samples if m is None else m)
 
 
 def _bounds(weight: Any) -> tuple[float, float]:
@@ -99,32 +124,41 @@ def _conforms(spec: Spec, box: BlackBox, claim: Conforms, point: Point, ws: Work
     ev.tests, ev.datasets, ev.level, ev.sampled = tests, len(table.datasets), repr(level), []
     largest: Optional[tuple[float, int, Cell]] = None
     for i, data in enumerate(table.datasets):
-        counts, impossible = keys.counts(_counts(spec, box, point, ws, i, 0))
         law = table.laws[table.law_of[i]]
-        impossible += sorted((o for o in counts if not (o in law and law[o].b > 0)), key=repr)
-        if impossible:
-            return _impossible(spec, box, claim, point, ws, result, i, impossible[0], keys)
-        for cell in laws[i]:
-            lo, hi = _bounds(cell.weight)
-            k = sum(counts.get(o, 0) for o in cell.keys)
-            deviation = max(abs(k / n - lo), abs(k / n - hi))
-            if largest is None or deviation > largest[0]:
-                largest = (deviation, i, cell)
-            if len(ev.sampled) < SAMPLED_CELLS:
-                ev.sampled.append(_cell(data, cell, k, n, level))
-            side = cp.outside(n, k, lo, hi, level)
-            if side:
-                return _deviates(spec, box, claim, point, ws, result, i, cell, k, side, level, keys)
+        for m in looks(n):  # sequential: a clear deviation stops the sampling at an early look
+            counts, impossible = keys.counts(_counts(spec, box, point, ws, i, 0, m))
+            impossible += sorted((o for o in counts if not (o in law and law[o].b > 0)), key=repr)
+            if impossible:
+                return _impossible(spec, box, claim, point, ws, result, i, impossible[0], keys, m)
+            at = look_level(level, m, n)
+            for j, cell in enumerate(laws[i]):
+                lo, hi = _bounds(cell.weight)
+                k = sum(counts.get(o, 0) for o in cell.keys)
+                if m == n:
+                    deviation = max(abs(k / n - lo), abs(k / n - hi))
+                    if largest is None or deviation > largest[0]:
+                        largest = (deviation, i, cell)
+                    if len(ev.sampled) < SAMPLED_CELLS:
+                        ev.sampled.append(_cell(data, cell, k, n, at))
+                elif not may_reject(m, k, lo, hi, at):
+                    continue
+                side = cp.outside(m, k, lo, hi, at)
+                if side:
+                    if m < n:  # the cells of this dataset as tested at this look, the rejected one last (all
+                        # counts of the evidence then out of the look's m draws: ev.samples = m)
+                        ev.sampled = [_cell(data, c, sum(counts.get(o, 0) for o in c.keys), m, at)
+                                      for c in laws[i][:j + 1]][-SAMPLED_CELLS:]
+                    return _deviates(spec, box, claim, point, ws, result, i, cell, k, side, level, keys, m)
     assert largest is not None
     deviation, i, cell = largest
     counts, _ = keys.counts(_counts(spec, box, point, ws, i, 0))
-    ev.worst = _cell(table.datasets[i], cell, sum(counts.get(o, 0) for o in cell.keys), n, level)
+    ev.worst = _cell(table.datasets[i], cell, sum(counts.get(o, 0) for o in cell.keys), n, look_level(level, n, n))
     ev.largest_deviation = repr(deviation)
     name = getattr(claim.other, "__name__", "the spec program")
     result.status = Status.CONSISTENT
     result.message = (f"consistent with {name}'s exact law on all {len(table.datasets):,} datasets: {n:,} samples "
-                      f"each ({box.seeded}), no rejection among {tests} exact binomial tests at overall error "
-                      f"probability {box.error}; largest |frequency - probability| {deviation:.3g} "
+                      f"each ({box.seeded}), no rejection among {tests} exact binomial tests (sequential, "
+                      f"{len(looks(n))} looks) at overall error probability {box.error}; largest |frequency - probability| {deviation:.3g} "
                       f"(dataset {table.datasets[i]!r}, output {cell.label}: {ev.worst.count}/{n} against "
                       f"{ev.worst.spec_probability[:12]}, interval [{ev.worst.interval[0][:10]}, "
                       f"{ev.worst.interval[1][:10]}])")
@@ -138,13 +172,20 @@ def _cell(data: tuple, cell: Cell, k: int, n: int, level: float) -> SampledCell:
 
 
 def _impossible(spec: Spec, box: BlackBox, claim: Conforms, point: Point, ws: Workspace, result: PointResult,
-                index: int, output: Any, keys: KeyMap) -> PointResult:
-    """An output the spec never gives: refuted when the re-run with fresh seeds produces it again."""
+                index: int, output: Any, keys: KeyMap, m: Optional[int] = None) -> PointResult:
+    """An output the spec never gives, seen in the first ``m`` draws: refuted when the re-run with fresh
+    seeds produces it again (read look by look, stopping at the first look that has it)."""
     data = ws.datasets(spec)[0][index]
-    first = _mapped(_counts(spec, box, point, ws, index, 0), keys)
-    again = _mapped(_counts(spec, box, point, ws, index, 1), keys).get(output, 0)
+    m = box.samples if m is None else m
+    first = _mapped(_counts(spec, box, point, ws, index, 0, m), keys)
+    again, m2 = 0, box.samples
+    for m2 in looks(box.samples):
+        again = _mapped(_counts(spec, box, point, ws, index, 1, m2), keys).get(output, 0)
+        if again:
+            break
     name = getattr(claim.other, "__name__", "the spec program")
-    seen = f"{first[output]} of {box.samples:,} samples"
+    seen = f"{first[output]} of {m:,} samples"
+    result.evidence.samples = m
     result.evidence.worst = SampledCell(repr(data), repr(output), first[output], [], "0")
     result.evidence.confirmed = again > 0
     if not again:
@@ -152,9 +193,9 @@ def _impossible(spec: Spec, box: BlackBox, claim: Conforms, point: Point, ws: Wo
                           f"but the re-run with fresh seeds did not reproduce it: not reported as a refutation")
         return result
     result.status = Status.REFUTED
-    result.witness = Witness(data, data, output, f"{first[output]}/{box.samples}", "0", quantity="frequency")
-    result.message = (f"on dataset {data!r} the code gives {output!r} ({seen}; {again} in the re-run with fresh "
-                      f"seeds), an output {name} gives probability 0: impossible under the spec (exact, "
+    result.witness = Witness(data, data, output, f"{first[output]}/{m}", "0", quantity="frequency")
+    result.message = (f"on dataset {data!r} the code gives {output!r} ({seen}; {again} of {m2:,} in the re-run "
+                      f"with fresh seeds), an output {name} gives probability 0: impossible under the spec (exact, "
                       f"error probability 0)")
     return result
 
@@ -168,27 +209,40 @@ def _mapped(counts: Counter, keys: KeyMap) -> Counter:
 
 
 def _deviates(spec: Spec, box: BlackBox, claim: Conforms, point: Point, ws: Workspace, result: PointResult,
-              index: int, cell: Cell, k: int, side: int, level: float, keys: KeyMap) -> PointResult:
-    """A rejected binomial test, reported when the re-run with fresh seeds rejects it the same way."""
+              index: int, cell: Cell, k: int, side: int, level: float, keys: KeyMap,
+              m: Optional[int] = None) -> PointResult:
+    """A rejected binomial test (``k`` of the first ``m`` draws, at its look's share of the per-test
+    ``level``), reported when the re-run with fresh seeds rejects it the same way at one of its own looks
+    (the same spending: the re-run reads no further than it must)."""
     data, n = ws.datasets(spec)[0][index], box.samples
+    m = n if m is None else m
     lo, hi = _bounds(cell.weight)
-    again, _ = keys.counts(_counts(spec, box, point, ws, index, 1))
-    k2 = sum(again.get(o, 0) for o in cell.keys)
+    at = look_level(level, m, n)
+    k2, m2, confirmed = 0, n, False
+    for m2 in looks(n):
+        again, _ = keys.counts(_counts(spec, box, point, ws, index, 1, m2))
+        k2 = sum(again.get(o, 0) for o in cell.keys)
+        if cp.outside(m2, k2, lo, hi, look_level(level, m2, n)) == side:
+            confirmed = True
+            break
     ev = result.evidence
-    ev.worst = _cell(data, cell, k, n, level)
-    ev.largest_deviation = repr(max(abs(k / n - lo), abs(k / n - hi)))
-    ev.confirmed = cp.outside(n, k2, lo, hi, level) == side
+    ev.samples = m
+    ev.worst = _cell(data, cell, k, m, at)
+    ev.largest_deviation = repr(max(abs(k / m - lo), abs(k / m - hi)))
+    ev.confirmed = confirmed
     name = getattr(claim.other, "__name__", "the spec program")
-    found = (f"on dataset {data!r}, output {cell.label} came {k}/{n:,} times against probability "
+    stopped = "" if m == n else f", a sequential test's look after {m:,} of the {n:,} samples"
+    found = (f"on dataset {data!r}, output {cell.label} came {k}/{m:,} times against probability "
              f"{decimal(cell.weight)[:12]} under {name} (interval [{ev.worst.interval[0][:10]}, "
-             f"{ev.worst.interval[1][:10]}] at error {level:.3g} per test, {ev.tests} tests)")
+             f"{ev.worst.interval[1][:10]}] at error {at:.3g} at this look{stopped}; {ev.tests} tests, "
+             f"each at most {level:.3g} over its looks)")
     if not ev.confirmed:
-        result.message = f"{found}, but the re-run with fresh seeds ({k2}/{n:,}) did not confirm it"
+        result.message = f"{found}, but the re-run with fresh seeds ({k2}/{m2:,}) did not confirm it"
         return result
     result.status = Status.REFUTED
-    result.witness = Witness(data, data, cell.keys[0] if len(cell.keys) == 1 else cell.label, f"{k}/{n}",
+    result.witness = Witness(data, data, cell.keys[0] if len(cell.keys) == 1 else cell.label, f"{k}/{m}",
                              decimal(cell.weight), quantity="frequency")
-    result.message = (f"{found}; the re-run with fresh seeds agrees ({k2}/{n:,}): refuted at overall error "
+    result.message = (f"{found}; the re-run with fresh seeds agrees ({k2}/{m2:,}): refuted at overall error "
                       f"probability {box.error}")
     return result
 
@@ -211,7 +265,8 @@ def _private(spec: Spec, box: BlackBox, claim: Private, point: Point, ws: Worksp
         raise SpecError(f"the universe of spec {spec.name!r} has no neighbouring pair with an output to test",
                         "use a universe with neighbouring datasets")
     return statistical_privacy.private(table, pairs, box, claim, eps, delta,
-                                       lambda index, run: _counts(spec, box, point, ws, index, run), result)
+                                       lambda index, run, m=None: _counts(spec, box, point, ws, index, run, m),
+                                       result)
 
 
 __all__ = ["StatisticalCheck"]
