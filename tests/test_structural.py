@@ -409,3 +409,49 @@ def test_a_loop_over_the_records_or_a_noisy_term_is_refused() -> None:
                              (term_with_eps, "not an exact number")):
         with pytest.raises(NotStructural, match=words):
             cost_of(mechanism, TRITS, {"eps": eps})
+
+
+# ----- probes that would tell the generic run from a real one ------------------------------------------------
+
+def _probing(probe):
+    def mechanism(data, eps):
+        scale = 1 / (100 * eps) if probe(data, eps) else 1 / eps  # a real run: 1/eps; a fooled reading: 1/(100 eps)
+        return dp.laplace(sum(data), scale)
+    return mechanism
+
+
+PROBES = {
+    "isinstance of the data": lambda data, eps: not isinstance(data, tuple),
+    "isinstance of eps": lambda data, eps: not isinstance(eps, (int, Fraction, sympy.Basic)),
+    "isinstance of the size": lambda data, eps: not isinstance(len(data), int),
+    "type of eps": lambda data, eps: type(eps).__name__ == "Sym",
+    "text of eps": lambda data, eps: str(eps).startswith("Sym"),
+    "repr of the data": lambda data, eps: "every" in repr(data),
+    "an attribute of eps": lambda data, eps: hasattr(eps, "expr"),
+    "a format of the size": lambda data, eps: f"{len(data)}" == "n",
+}
+
+
+@pytest.mark.parametrize("name", sorted(PROBES))
+def test_a_program_that_probes_the_reading_is_not_proved_for_every_dataset(name) -> None:
+    with pytest.raises(NotStructural):
+        cost_of(_probing(PROBES[name]), BITS, {"eps": eps})
+
+
+def test_geometric_noise_needs_an_integer_centre_for_every_dataset() -> None:
+    def halves(data, eps):
+        return dp.geometric(sum(data), dp.exp(eps))
+
+    with pytest.raises(NotStructural, match="not an integer on the record"):
+        cost_of(halves, dp.universe([0, Fraction(1, 2)], n=2, neighbours=dp.REPLACE_ONE), {"eps": eps})
+
+    def halved(data, eps):
+        return dp.geometric(Fraction(1, 2) * sum(data), dp.exp(eps / 2))
+
+    with pytest.raises(NotStructural, match="not shown to be an integer"):
+        cost_of(halved, dp.universe([0, 2], n=2, neighbours=dp.REPLACE_ONE), {"eps": eps})
+
+    def scaled_by_the_size(data, eps):  # n sum(data) is an integer: read, at cost n eps
+        return dp.geometric(sum(data) * len(data), dp.exp(eps))
+
+    assert cost_of(scaled_by_the_size, BITS, {"eps": eps}).eps == N * eps

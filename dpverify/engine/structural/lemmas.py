@@ -44,7 +44,7 @@ from typing import Any, Optional
 
 import sympy
 
-from ...dsl.queries import Finite, Interval, Query
+from ...dsl.queries import Finite, Interval, Linear, Query
 from ...dsl.universe import Neighbours, l1_one, linf_one
 from ..decide.eventually import Undecided, supremum
 from ..program.backend import exact_sign
@@ -111,6 +111,22 @@ class _Costing:
             total += sympy.Abs(f) * self.delta(base, self.relation)
         return _simplify(total)
 
+    def integer_valued(self, centre: DataValue) -> None:
+        """Geometric noise takes an integer centre: shown for every dataset over the domain (integer factors
+        of counts and totals of integer-valued terms), else no structural proof (the program would fail on
+        some dataset the proof speaks of)."""
+        for f, base in centre.terms:
+            if not (isinstance(base, Linear) and sympy.sympify(f).is_integer is True
+                    and all(not m and sympy.sympify(c).is_integer for c, m, _ in base.folded())):
+                raise NotStructural("geometric noise on a value not shown to be an integer for every dataset")
+            domain = self.domain_of(base)
+            if not isinstance(domain, Finite):
+                raise NotStructural("geometric noise on a query over a real interval")
+            for record in domain.records:
+                for _, _, term in base.parts:
+                    if not sympy.sympify(term(record)).is_integer:
+                        raise NotStructural(f"geometric noise on a term that is not an integer on the record {record!r}")
+
     def stated(self, query: Query, declared: Neighbours, candidates: tuple) -> sympy.Expr:
         """The Delta the mechanism itself divides by when it derives it (as dpverify's runtime does)."""
         if query.domain is None:
@@ -162,6 +178,7 @@ class _Costing:
         elif s.kind == "geometric":
             if s.param.is_positive is not True or sympy.log(s.param).is_positive is not True:
                 raise NotStructural(f"geometric noise with a = {s.param}: a > 1 is not shown for every parameter")
+            self.integer_valued(s.centre)
             cost = _simplify(s_n * sympy.log(s.param))
             lemma = f"two-sided geometric noise with a = {s.param}: cost Delta ln a = {cost}"
         elif s.kind == "gaussian":
@@ -234,7 +251,8 @@ def answers_cost(readings: list[Reading], relation: Any, m: int) -> Cost:
         totals.append(total)
         per_path.append(lines)
     total, lines = _combined(totals, per_path, readings)
-    return Cost(total, 0, f"answer vectors of length {m}", lines)
+    geometric = any(s.kind == "geometric" and s.centre is not None for r in readings for s in r.steps)
+    return Cost(total, 0, f"{'integer ' if geometric else ''}answer vectors of length {m}", lines)
 
 
 def _answers_path(reading: Reading, relation: Any, m: int) -> tuple[sympy.Expr, list[str]]:
@@ -249,6 +267,8 @@ def _answers_path(reading: Reading, relation: Any, m: int) -> tuple[sympy.Expr, 
         elif s.kind == "geometric":
             if s.param.is_positive is not True or sympy.log(s.param).is_positive is not True:
                 raise NotStructural(f"geometric noise with a = {s.param}: a > 1 is not shown for every parameter")
+            if not all(sympy.sympify(f).is_integer for f, _ in s.centre.terms):
+                raise NotStructural("geometric noise on a non-integer combination of answers")
             rate, what = sympy.log(s.param), f"geometric noise, a = {s.param}: rate ln a"
         else:
             raise NotStructural(f"{s.kind} on an answer is not read structurally")

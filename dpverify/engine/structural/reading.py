@@ -44,7 +44,7 @@ from ...dsl.queries import BoundScore, Finite, Query, count as count_query, tota
 from ...dsl.universe import Neighbours
 from ..sensitivity.derivable import N
 from .values import (MARK, DataValue, GenericData, GenericIterator, Handle, NotStructural, Record, Sym,
-                     exact_constant, refuse, set_run)
+                     _Refusing as _RefusingBase, exact_constant, refuse, set_run)
 
 MAX_FUNCTIONS = 200
 """Functions the overlay re-creates for one program (its helpers, transitively); beyond it: refused."""
@@ -72,7 +72,11 @@ class Step:
     declared: Optional[Neighbours] = None  # the relation the mechanism calibrated for
 
     def key(self) -> tuple:
-        return (self.kind, repr(self.centre), str(self.param), self.line, str(self.stated))
+        if isinstance(self.centre, DataValue):
+            centre: Any = tuple((str(f), b.describe() if isinstance(b, Query) else b) for f, b in self.centre.terms)
+        else:
+            centre = ("record", self.centre.index) if isinstance(self.centre, Record) else None
+        return (self.kind, centre, str(self.param), self.line, str(self.stated))
 
 
 @dataclass
@@ -295,7 +299,9 @@ class _Run:
         _refuse_hidden_state(fn.__code__, fn.__qualname__)
         overlay: dict = dict(fn.__globals__)
         builtins = __builtins__ if isinstance(__builtins__, dict) else vars(__builtins__)
-        overlay["__builtins__"] = dict(builtins, sum=self.sum_, len=self.len_)  # before the function: it keeps them
+        overlay["__builtins__"] = dict(builtins, sum=self.sum_, len=self.len_, type=_TYPE)  # before the function
+        if "type" in overlay:
+            overlay["type"] = _TYPE  # the spec module's own guarded type (the loader's) knows real runs only
         cells = tuple(types.CellType() for _ in fn.__closure__) if fn.__closure__ else None
         new = types.FunctionType(fn.__code__, overlay, fn.__name__, fn.__defaults__, cells)
         new.__kwdefaults__ = fn.__kwdefaults__
@@ -336,6 +342,31 @@ def _shims(run: _Run) -> dict:
     return {id(primitives.geometric): run.geometric, id(primitives.exponential): run.exponential,
             id(primitives.randomized_response): run.randomized_response,
             id(noise.laplace_mechanism): run.laplace_mechanism}
+
+
+class _StructuralType:
+    """``type`` as the program sees it in the overlay: ``type(x)`` of a value of this reading refuses
+    (``type(eps) is Fraction`` would tell the generic run from a real one); the rest is the real type."""
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        if len(args) == 1 and not kwargs and isinstance(args[0], (_RefusingBase, GenericIterator)):
+            return refuse("the program inspects the type (type(x)) of a value of the structural reading")
+        return type(*args, **kwargs)
+
+    def __instancecheck__(self, obj: Any) -> bool:
+        return isinstance(obj, type)
+
+    def __subclasscheck__(self, sub: Any) -> bool:
+        return issubclass(sub, type)
+
+    def __mro_entries__(self, bases: tuple) -> tuple:
+        return (type,)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(type, name)
+
+
+_TYPE = _StructuralType()
 
 
 class _Module:

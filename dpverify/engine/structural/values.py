@@ -71,13 +71,52 @@ def exact_constant(value: Any) -> Optional[sympy.Expr]:
     return None
 
 
+def _from_spec_code(depth: int = 2) -> bool:
+    """Whether the frame ``depth`` levels up (past abc's instance checks) is spec code, not dpverify's,
+    an installed library's or the standard library's."""
+    from ..program.parameter import _ABC, _library
+    frame: Any = sys._getframe(depth)
+    while frame is not None and (frame.f_code.co_filename in _ABC or frame.f_code is _GUARD):
+        frame = frame.f_back  # abc's instance checks, and the attribute guard an isinstance goes through
+    return frame is not None and not _library(frame.f_code.co_filename)
+
+
 class _Refusing:
-    """Everything that would let a program branch on or leak the value refuses."""
+    """Everything that would let a program branch on or leak the value refuses -- including probes that
+    tell this reading's values from a real run's (isinstance, attributes, text), which could otherwise
+    take a path for the generic dataset that no real dataset takes."""
 
     what = "value"
 
     def _no(self, op: str) -> Any:
         return refuse(f"the program {op} a {self.what}")
+
+    @property  # type: ignore[misc]
+    def __class__(self) -> type:
+        if _from_spec_code():
+            self._no("inspects the type (isinstance) of")
+        return type(self)
+
+    _public: frozenset = frozenset()  # attributes spec code may read (data.count)
+
+    def __getattribute__(self, name: str) -> Any:
+        if not name.startswith("__") and name not in type(self)._public and _from_spec_code():
+            return self._no(f"reads the attribute {name!r} of")
+        return object.__getattribute__(self, name)
+
+    def __getattr__(self, name: str) -> Any:
+        return self._no(f"reads the attribute {name!r} of")
+
+    def __str__(self) -> str:
+        return self._no("turns into text")
+
+    def __format__(self, spec: str) -> str:
+        return self._no("formats")
+
+    def __repr__(self) -> str:
+        if _from_spec_code():
+            self._no("turns into text (repr)")
+        return f"<{type(self).__name__}>"
 
     def __bool__(self) -> bool:
         return self._no("branches on")
@@ -153,8 +192,6 @@ class Sym(_Refusing):
     def __init__(self, expr: Any) -> None:
         self.expr = sympy.sympify(expr)
 
-    def __repr__(self) -> str:
-        return f"Sym({self.expr})"
 
     def _arith(self, other: Any, op: Any, reverse: bool = False) -> Any:
         if isinstance(other, (DataValue, Handle)):
@@ -189,8 +226,8 @@ class DataValue(_Refusing):
     def __init__(self, terms: tuple) -> None:
         self.terms = terms
 
-    def __repr__(self) -> str:
-        return f"DataValue({len(self.terms)} terms)"
+    def describe(self) -> str:
+        return f"a data value of {len(self.terms)} term(s)"
 
     def scaled(self, factor: sympy.Expr) -> "DataValue":
         return DataValue(tuple((f * factor, b) for f, b in self.terms))
@@ -251,8 +288,6 @@ class Record(_Refusing):
     def __init__(self, index: int) -> None:
         self.index = index
 
-    def __repr__(self) -> str:
-        return f"data[{self.index}]"
 
 
 def _branch(what: str) -> bool:
@@ -301,8 +336,6 @@ class Handle(_Refusing):
             return refuse(f"the program compares a noisy value with {type(other).__name__}")
         return _branch(f"comparison ({op}) of a noisy value")
 
-    def __repr__(self) -> str:
-        return "Handle()"
 
     def _arith(self, other: Any, op: Any, reverse: bool = False) -> Any:
         if isinstance(other, (DataValue, Record, GenericData)):
@@ -332,16 +365,18 @@ class _Mark(_Refusing):
 MARK = _Mark()
 
 
+_GUARD = _Refusing.__getattribute__.__code__
+
+
 class GenericData(_Refusing):
     """Every dataset of size n over the record domain, at once (see the module docstring)."""
 
     what = "dataset"
+    _public = frozenset({"count"})
 
     def __init__(self, reading: Any) -> None:
         self._reading = reading
 
-    def __repr__(self) -> str:
-        return "<every dataset>"
 
     def __iter__(self) -> Any:
         caller = sys._getframe(1).f_code
