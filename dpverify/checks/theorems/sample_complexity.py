@@ -384,7 +384,7 @@ def order_note(failure: MultisetSum, first: int, last: int) -> str:
 
 
 BLIND_NOTE = ("every multiset run on a stand-in sample whose records refuse any use, so that no ordering can change "
-              "its law; cross-checked against real samples in several orders")
+              "its law; cross-checked against real samples read in two orders")
 
 
 def _list(ns: list[int]) -> str:
@@ -542,6 +542,10 @@ def _rational_sign(error: Any, alpha: Optional[Fraction]) -> Optional[int]:
     an interval enclosure per output (a deterministic statistic has a new output per multiset)."""
     if alpha is None:
         return None
+    kind = type(error)
+    if kind is Fraction or kind is int:  # exactly: the integers error.p * alpha.q against alpha.p * error.q
+        left, right = error.numerator * alpha.denominator, alpha.numerator * error.denominator
+        return (left > right) - (left < right)
     if isinstance(error, sympy.Rational):
         error = Fraction(int(error.p), int(error.q))
     elif isinstance(error, bool) or not isinstance(error, (int, Fraction)):

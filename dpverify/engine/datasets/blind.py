@@ -15,9 +15,8 @@ the size and its parameters alone, which are the same for every ordering of the 
 does not depend on the order, shown for every multiset summed, without running other orderings.
 
 So that a program that tells a blind sample from a real one (by its type, say) is not summed blind,
-a few multisets of each n (:data:`PROBES` count vectors: each record alone, an even split, skewed
-splits) are also run as real samples (:class:`~.counts.Sample`) in several orders and their laws
-compared with the blind ones exactly (:func:`~.multisets.fast_difference`).  Anything else -- a
+a few multisets of each n (:data:`PROBES` count vectors, the most even first) are also run as real
+samples (:class:`~.counts.Sample`) in two orders and their laws compared with the blind ones exactly (:func:`~.multisets.fast_difference`).  Anything else -- a
 refusal, a run not of the fast form of :func:`~dpverify.engine.program.fastlaw.capture`, an error, a
 probe that differs -- returns None, and the caller sums that n the ordinary way (which reports
 errors properly and checks orderings).
@@ -34,12 +33,17 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any, Optional
 
-from ..program.fastlaw import ExpAtoms, bits_for, capture
-from ..program.reading import keywords
-from .counts import Sample, _orders, _probes
+from fractions import Fraction
 
-PROBES = 4
-"""Count vectors per n run as real samples too (in up to four orders each) and compared with the blind runs."""
+from ...dsl.laws import Exponential
+from ..program.fastlaw import ExpAtoms, Unsupported, _exponential_branches, bits_for, capture
+from ..program.reading import keywords
+from ..program.run import ACTIVE
+from .counts import Sample, _probes
+
+PROBES = 3
+"""Count vectors per n (the most even of :func:`.counts._probes`) run as real samples too, in population order
+and reversed, and compared with the blind runs."""
 
 
 class Refused(BaseException):
@@ -47,15 +51,20 @@ class Refused(BaseException):
 
 
 class _Count:
-    """How many refusals were raised (a program that swallows one is still refused: the count moved)."""
+    """How many refusals were raised (a program that swallows one is still refused: the count moved): of a
+    blind sample, and of a draw's stand-in or the one-run runner (:func:`once`)."""
 
     refusals = 0
-    why: Optional[str] = None
+    drawn = 0
 
 
 def _refuse(why: str) -> Any:
     _Count.refusals += 1
-    _Count.why = why
+    raise Refused(why)
+
+
+def _refuse_drawn(why: str) -> Any:
+    _Count.drawn += 1
     raise Refused(why)
 
 
@@ -90,6 +99,110 @@ class BlindSample(Sample):
     __add__ = __radd__ = __mul__ = __rmul__ = __mod__ = __rmod__ = _refuse  # type: ignore
     __repr__ = __str__ = __format__ = __reduce__ = __reduce_ex__ = __getnewargs__ = _refuse  # type: ignore
     __copy__ = __deepcopy__ = __getstate__ = __setstate__ = _refuse
+
+
+class _Drawn:
+    """What the draw of a one-run reading returns: a stand-in for the candidate drawn that refuses every use,
+    so that a run which completes did the same thing whichever candidate was drawn."""
+
+    __slots__ = ()
+
+    def _refuse(self, *args: Any, **kwargs: Any) -> Any:
+        _refuse_drawn("the program used the candidate it drew")
+
+    __eq__ = __ne__ = __lt__ = __le__ = __gt__ = __ge__ = __hash__ = __bool__ = _refuse  # type: ignore
+    __getitem__ = __iter__ = __len__ = __contains__ = __int__ = __float__ = __index__ = _refuse  # type: ignore
+    __add__ = __radd__ = __sub__ = __rsub__ = __mul__ = __rmul__ = __truediv__ = __rtruediv__ = _refuse
+    __floordiv__ = __rfloordiv__ = __mod__ = __rmod__ = __pow__ = __rpow__ = __and__ = __or__ = _refuse
+    __neg__ = __pos__ = __abs__ = __call__ = __getattr__ = __repr__ = __str__ = __format__ = _refuse
+    __reduce__ = __reduce_ex__ = __copy__ = __deepcopy__ = __complex__ = __round__ = _refuse
+
+
+_DRAWN = _Drawn()
+
+
+class NotOnce(Exception):
+    """This run cannot be read in one run (it used its draw, drew twice, or is not of the fast form)."""
+
+
+class _Once:
+    """The runner of a one-run reading: at most one draw, an exponential mechanism (as
+    :func:`~dpverify.engine.program.fastlaw.capture`), whose result is the refusing stand-in :data:`_DRAWN`."""
+
+    __slots__ = ("backend", "branches", "draws", "refused")
+
+    def __init__(self, backend: Any) -> None:
+        self.backend = backend
+        self.branches: Optional[list] = None
+        self.draws = 0
+        self.refused: Optional[str] = None
+
+    def __getattr__(self, name: str) -> Any:
+        self._refuse(f"a primitive asked the runner for {name!r}")
+
+    def _refuse(self, why: str) -> Any:
+        self.refused = why
+        _refuse_drawn(why)
+
+    def draw(self, make: Any) -> Any:
+        self.draws += 1
+        if self.draws > 1:
+            self._refuse("more than one draw")
+        primitive = make()
+        if type(primitive) is not Exponential:
+            self._refuse(f"a {type(primitive).__name__} draw")
+        try:
+            self.branches = _exponential_branches(primitive)
+        except Unsupported as why:
+            self._refuse(str(why))
+        return _DRAWN
+
+
+_PLAIN = frozenset({int, bool, str, bytes, type(None), Fraction})
+
+
+def _plain(output: Any) -> bool:
+    """An int, bool, str, bytes, None or Fraction, or a plain tuple of them: a value that cannot hold the
+    stand-in of a draw out of sight."""
+    kind = type(output)
+    return kind in _PLAIN or (kind is tuple and all(type(x) in _PLAIN for x in output))
+
+
+def once(program: Any, backend: Any) -> tuple[Any, list]:
+    """:func:`~dpverify.engine.program.fastlaw.capture`'s result for ``program`` in one run instead of one per
+    candidate: the draw returns a stand-in that refuses every use, so a run that completes took the same path
+    whichever candidate was drawn, and its output is that candidate (the stand-in returned as it is) or, for a
+    plain value, the same on every branch.  Raises :class:`NotOnce` when that cannot be read (the caller runs
+    :func:`capture`), and :class:`Refused` when the program used a blind sample otherwise than by its counts."""
+    runner = _Once(backend)
+    sample, drawn = _Count.refusals, _Count.drawn
+    token = ACTIVE.set(runner)
+    try:
+        output = program()
+    except Refused:
+        if _Count.refusals != sample:
+            raise
+        raise NotOnce("the program used its draw") from None
+    except Exception as exc:  # noqa: BLE001 (capture reads it, or reports it)
+        raise NotOnce(str(exc)) from None
+    finally:
+        ACTIVE.reset(token)
+    if _Count.refusals != sample:  # a refusal the program caught
+        raise Refused("the program caught a refusal")
+    if _Count.drawn != drawn or runner.refused is not None:
+        raise NotOnce("the program caught a refusal of its draw")
+    branches = runner.branches
+    if branches is None:
+        if runner.draws:
+            raise NotOnce("a draw without branches")
+        if not _plain(output):
+            hash(output)  # an unhashable output: capture reports it (a plain one is hashable)
+        return None, [(output, None)]
+    if output is _DRAWN:
+        return branches[0][2], [(value, indices) for value, indices, _ in branches]
+    if not _plain(output):
+        raise NotOnce("an output that may hold the draw")
+    return branches[0][2], [(output, indices) for _, indices, _ in branches]
 
 
 def blind(records: tuple, counts: tuple) -> BlindSample:
@@ -139,12 +252,13 @@ class _Runs:
         return low, high
 
 
-def _read(program: Any, kwargs: dict, data: Sample, backend: Any, bad: Any) -> Optional[tuple]:
-    """(exponent, outputs, chosen) of one run read by :func:`.fastlaw.capture`, or None when it is not of
-    that form, raised, or used a blind sample other than through its counts and length."""
+def _read(program: Any, kwargs: dict, data: Sample, backend: Any, bad: Any, blind_run: bool) -> Optional[tuple]:
+    """(exponent, outputs, chosen) of one run as :func:`.fastlaw.capture` reads it (by :func:`once` on a blind
+    sample), or None when it is not of that form, raised, or used a blind sample other than through its counts
+    and length."""
     before = _Count.refusals
     try:
-        exponent, outputs = capture(lambda: program(data, **kwargs), backend)
+        exponent, outputs = _law(program, kwargs, data, backend, blind_run)
         if exponent is None:
             chosen: tuple = (0,) if bad(outputs[0][0]) else ()
         else:
@@ -156,20 +270,31 @@ def _read(program: Any, kwargs: dict, data: Sample, backend: Any, bad: Any) -> O
     return exponent, outputs, chosen
 
 
+def _law(program: Any, kwargs: dict, data: Sample, backend: Any, first: bool) -> tuple[Any, list]:
+    """The run's (exponent, outputs) as :func:`capture` reads them, by :func:`once` when ``first`` and it can."""
+    if first:
+        try:
+            return once(lambda: program(data, **kwargs), backend)
+        except NotOnce:
+            pass
+    return capture(lambda: program(data, **kwargs), backend)
+
+
 def _probes_agree(program: Any, kwargs: dict, records: tuple, numerators: list, n: int, backend: Any,
                   bad: Any) -> bool:
     """A few multisets of size n (of positive probability) run blind and as real samples in several orders:
     the same law exactly, else False (the program may tell a blind sample from a real one)."""
     from .multisets import fast_difference  # noqa: PLC0415 (multisets imports counts, as this module does)
     live = [counts for counts in _probes(len(records), n)
-            if all(c == 0 or a for c, a in zip(counts, numerators))][:PROBES]
+            if all(c == 0 or a for c, a in zip(counts, numerators))]
+    live = sorted(live, key=lambda counts: -min(counts))[:PROBES]  # the most even splits first
     for counts in live:
-        seen = _read(program, kwargs, blind(records, counts), backend, bad)
+        seen = _read(program, kwargs, blind(records, counts), backend, bad, True)
         if seen is None:
             return False
-        ordered = [r for r, c in zip(records, counts) for _ in range(c)]
-        for order in _orders(ordered, counts):
-            other = _read(program, kwargs, real(records, counts, order), backend, bad)
+        ordered = tuple(r for r, c in zip(records, counts) for _ in range(c))
+        for order in dict.fromkeys((ordered, ordered[::-1])):
+            other = _read(program, kwargs, real(records, counts, order), backend, bad, False)
             if other is None or other[2] != seen[2] or fast_difference(seen[0], seen[1], other[0], other[1]) \
                     is not False:
                 return False
@@ -185,11 +310,18 @@ def runs(msum: Any, n: int, weighted: Iterator[tuple[tuple, int]]) -> Optional[_
     found = _Runs()
     before = _Count.refusals
     lengthy = (_RECORD,) * n
+    one_run = True  # each run read by once() while it can be; from the first that cannot, by capture()
     for counts, weight in weighted:
         data = BlindSample(lengthy)
         data.counts = dict(zip(records, counts))
         try:
-            exponent, outputs = capture(lambda: program(data, **kwargs), backend)
+            if one_run:
+                try:
+                    exponent, outputs = once(lambda: program(data, **kwargs), backend)
+                except NotOnce:
+                    one_run = False
+            if not one_run:
+                exponent, outputs = capture(lambda: program(data, **kwargs), backend)
             if exponent is None:
                 chosen: tuple = (0,) if bad(outputs[0][0]) else ()
             else:
