@@ -143,6 +143,21 @@ def test_every_outcome_is_in_the_documents(documents) -> None:
     assert any(isinstance(w["x"], dict) for w in witnesses)  # the formula's counterexample
 
 
+def test_every_point_that_holds_has_its_scope_and_no_other_does(documents) -> None:
+    """Schema 1.1: "scope" on every point; a label for every verdict that holds, null for the others."""
+    seen = set()
+    for name in FOLDERS:
+        for _, claim, point in _points(documents[name][1]):
+            if point["status"] in ("proved", "verified", "consistent"):
+                scope = point["scope"]
+                assert scope["label"] and scope["short"], point
+                assert scope["all_datasets"] is (scope["kind"] == "all datasets" or claim["kind"] == "sensitivity"), scope
+                seen.add(scope["kind"])
+            else:
+                assert point["scope"] is None, point
+    assert "formula" in seen and len(seen) >= 2, seen
+
+
 def _significant(text: str) -> int:
     mantissa = text.lstrip("-").split("e")[0].replace(".", "").lstrip("0")
     return len(mantissa)
@@ -189,6 +204,10 @@ MALFORMED = {
     "an exit code out of the contract": lambda d: d.update(exit_code=3),
     "a count as a string": lambda d: d["summary"].update(proved="1"),
     "a schema of another major version": lambda d: d.update(schema_version="2.0"),
+    "a point without its scope": lambda d: _first_point(d).pop("scope"),
+    "a scope without its label": lambda d: _first_point(d)["scope"].pop("label"),
+    "a scope's all_datasets as a string": lambda d: _first_point(d)["scope"].update(all_datasets="false"),
+    "a scope with unknown parameters": lambda d: _first_point(d)["scope"].update(parameters="some"),
 }
 
 
