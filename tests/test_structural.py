@@ -455,3 +455,39 @@ def test_geometric_noise_needs_an_integer_centre_for_every_dataset() -> None:
         return dp.geometric(sum(data) * len(data), dp.exp(eps))
 
     assert cost_of(scaled_by_the_size, BITS, {"eps": eps}).eps == N * eps
+
+
+# ----- q(data) and q.on(data) through views of the queries -----------------------------------------------
+
+MEAN = dp.mean(lambda v: v, domain=dp.interval(0, 1))
+ONES = dp.count(lambda v: v == 1, domain=(0, 1))
+
+
+def test_a_query_called_on_the_data_is_its_derived_sensitivity() -> None:
+    def noisy_mean(data, eps):
+        return dp.laplace(MEAN(data), 1 / (len(data) * eps))
+
+    def noisy_difference(data, eps):
+        return dp.geometric((ONES - 0)(data), dp.exp(eps))
+
+    def built_inside(data, eps):
+        agree = dp.count(lambda x, y: x == y, domain=(0, 1))
+        return dp.exponential((0, 1), (2 * agree + 1).on(data), 2 * eps, neighbours=dp.REPLACE_ONE)
+
+    for mechanism, domain in ((noisy_mean, "[0, 1]"), (noisy_difference, "{0, 1}"), (built_inside, "{0, 1}")):
+        cost = cost_of(mechanism, BITS, {"eps": eps})
+        assert cost.eps == (2 * eps if mechanism is built_inside else eps) and cost.domain == domain, mechanism
+    for r in _check(noisy_mean, BITS, [dp.private(eps)]):
+        assert _all_datasets(r) and "all datasets over [0, 1]" in r.coverage["label"], r.message
+
+    def probes_the_query(data, eps):
+        scale = 1 / eps if isinstance(MEAN, dp.Query) else 1 / (9 * eps)
+        return dp.laplace(MEAN(data), scale / len(data))
+
+    def peeks_at_the_score(data, eps):
+        bound = ONES.on(data)
+        return dp.laplace(sum(data), 1 / eps if len(bound.data) > 2 else 1 / (9 * eps))
+
+    for mechanism in (probes_the_query, peeks_at_the_score):
+        with pytest.raises(NotStructural):
+            cost_of(mechanism, BITS, {"eps": eps})

@@ -43,8 +43,8 @@ from ...dsl import port
 from ...dsl.queries import BoundScore, Finite, Query, count as count_query, total as total_query
 from ...dsl.universe import Neighbours
 from ..sensitivity.derivable import N
-from .values import (MARK, DataValue, GenericData, GenericIterator, Handle, NotStructural, Record, Sym,
-                     _Refusing as _RefusingBase, exact_constant, refuse, set_run)
+from .values import (MARK, DataValue, GenericData, GenericIterator, GenericScore, Handle, NotStructural, QueryView,
+                     Record, Sym, _Refusing as _RefusingBase, exact_constant, refuse, set_run)
 
 MAX_FUNCTIONS = 200
 """Functions the overlay re-creates for one program (its helpers, transitively); beyond it: refused."""
@@ -236,6 +236,7 @@ class _Run:
         return Handle()
 
     def laplace_mechanism(self, query: Any, data: Any, eps: Any, *, neighbours: Any) -> Any:
+        query = query.query if type(query) is QueryView else query
         if not isinstance(query, Query) or query.is_score or not isinstance(neighbours, Neighbours):
             return refuse("laplace_mechanism with a query or relation it would refuse")
         if not isinstance(data, GenericData):
@@ -254,6 +255,8 @@ class _Run:
         for c in choices:
             if isinstance(c, (Sym, DataValue, Handle, Record)) or not _hashable(c):
                 return refuse("exponential: candidates that depend on the data, the noise or a parameter")
+        if type(score) is GenericScore:
+            score = BoundScore(score.query, (MARK,))
         if not (isinstance(score, BoundScore) and len(score.data) == 1 and score.data[0] is MARK):
             return refuse("exponential: a score other than query.on(data) (its sensitivity is not derived)")
         if score.query.domain is None:
@@ -326,6 +329,8 @@ class _Run:
             return _Module(value, self)
         if isinstance(value, types.FunctionType) and not (value.__module__ or "").startswith("dpverify"):
             return self.wrap(value)
+        if type(value) is not QueryView and isinstance(value, Query):
+            return QueryView(value)
         return value
 
 
@@ -376,7 +381,13 @@ class _Module:
         self._module, self._run = module, run
 
     def __getattr__(self, name: str) -> Any:
-        return self._run.replace(getattr(self._module, name))
+        found = getattr(self._module, name)
+        if name in _FACTORIES:  # queries built inside the program are views too
+            return lambda *args, **kwargs: QueryView(found(*args, **kwargs))
+        return self._run.replace(found)
+
+
+_FACTORIES = frozenset({"count", "total", "mean", "max_of", "min_of", "query"})
 
 
 def _names(code: types.CodeType) -> set:

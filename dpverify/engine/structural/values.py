@@ -368,6 +368,60 @@ MARK = _Mark()
 _GUARD = _Refusing.__getattribute__.__code__
 
 
+class QueryView(_Refusing):
+    """A dpverify query as the program sees it in the structural reading: ``q(data)`` of the generic dataset
+    is the data value q (its sensitivity derived), ``q.on(data)`` a :class:`GenericScore` that only
+    dp.exponential reads; arithmetic gives views of the combined query."""
+
+    what = "query (in the structural reading)"
+    _public = frozenset({"on"})
+    __slots__ = ("query",)
+
+    def __init__(self, query: Any) -> None:
+        self.query = query
+
+    def __call__(self, data: Any, *rest: Any) -> Any:
+        if type(data) is GenericData:
+            if rest or self.query.is_score:
+                return refuse("a score evaluated on the generic dataset by the program itself")
+            return DataValue(((sympy.Integer(1), self.query),))
+        return self.query(data, *rest)
+
+    def on(self, data: Any) -> Any:
+        if type(data) is GenericData:
+            return GenericScore(self.query)
+        return self.query.on(data)
+
+    def _combine(self, other: Any, op: Any) -> Any:
+        other = other.query if type(other) is QueryView else other
+        if isinstance(other, (Sym, DataValue, Handle, Record)):
+            return refuse("a query combined with a value of the program")
+        return QueryView(op(self.query, other))
+
+    def __add__(self, o: Any) -> Any: return self._combine(o, lambda a, b: a + b)
+    def __radd__(self, o: Any) -> Any: return self._combine(o, lambda a, b: b + a)
+    def __sub__(self, o: Any) -> Any: return self._combine(o, lambda a, b: a - b)
+    def __rsub__(self, o: Any) -> Any: return self._combine(o, lambda a, b: b - a)
+    def __mul__(self, o: Any) -> Any: return self._combine(o, lambda a, b: a * b)
+    def __rmul__(self, o: Any) -> Any: return self._combine(o, lambda a, b: b * a)
+    def __truediv__(self, o: Any) -> Any: return self._combine(o, lambda a, b: a / b)
+    def __neg__(self) -> Any: return QueryView(-self.query)
+    def __abs__(self) -> Any: return QueryView(abs(self.query))
+
+
+class GenericScore(_Refusing):
+    """``score.on(data)`` of the generic dataset: u(X, .) for every dataset X, read by dp.exponential only."""
+
+    what = "score bound to the dataset (only dp.exponential reads it)"
+    __slots__ = ("query",)
+
+    def __init__(self, query: Any) -> None:
+        self.query = query
+
+    def __call__(self, *args: Any) -> Any:
+        return self._no("evaluates")
+
+
 class GenericData(_Refusing):
     """Every dataset of size n over the record domain, at once (see the module docstring)."""
 
@@ -413,5 +467,5 @@ def _on_code() -> Any:
     return Query.on.__code__
 
 
-__all__ = ["DataValue", "GenericData", "GenericIterator", "Handle", "MARK", "NotStructural", "Record", "Sym", "exact_constant",
+__all__ = ["DataValue", "GenericData", "GenericIterator", "GenericScore", "Handle", "QueryView", "MARK", "NotStructural", "Record", "Sym", "exact_constant",
            "refuse"]
