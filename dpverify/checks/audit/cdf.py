@@ -45,7 +45,7 @@ class Cdf:
         """F(t) in doubles (searching only)."""
         if isinstance(self.h, tuple):
             _, centre, sigma = self.h
-            return float(self.scale.mid) * 0.5 * math.erfc(-(t - float(centre)) / (float(sigma) * math.sqrt(2)))
+            return self._scale * 0.5 * math.erfc(-(t - float(centre)) / (float(sigma) * math.sqrt(2)))
         cuts = self._cuts
         terms = self._terms[bisect.bisect_right(cuts, t)]
         total = 0.0
@@ -54,7 +54,7 @@ class Cdf:
                 total += c * (t ** degree if degree else 1.0) * (math.exp(rate * t) if rate else 1.0)
             except OverflowError:
                 return 0.0 if t < 0 else 1.0
-        return min(1.0, max(0.0, float(self.scale.mid) * total))
+        return min(1.0, max(0.0, self._scale * total))
 
     def certified(self, t: float) -> tuple[float, float]:
         """An enclosure (lo, hi) of F(t), as doubles rounded outwards."""
@@ -70,6 +70,7 @@ class Cdf:
         return max(0.0, math.nextafter(lo, -math.inf)), min(1.0, math.nextafter(hi, math.inf))
 
     def __post_init__(self) -> None:
+        self._scale = float(self.scale.mid)  # the search's double, computed once (not per sample)
         if not isinstance(self.h, tuple):
             self._cuts = [float(c) for c in self.h.cuts]
             self._terms = [[(float(rate), degree, float(c.mid) if hasattr(c, "mid") else float(c))
