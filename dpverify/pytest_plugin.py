@@ -811,7 +811,8 @@ class ClaimItem(pytest.Item):
         if expected and not as_expected:
             # a strict xfail that passed reads as pytest writes it; unknown or an error is a failure as any
             xpass = "[XPASS(strict)] " if result.status.passes else ""
-            lines.insert(0, f"{xpass}expected {expected}, got {result.status.value}")
+            lines.insert(0, f"{xpass}expected {expected}, got {result.status.value}"
+                            + (f" [{scope.label}]" if scope else ""))
         if result.witness is not None and isinstance(result.witness.x, dict):  # a formula's counterexample
             w = result.witness
             lines += ["  at " + ", ".join(f"{k} = {v}" for k, v in w.x.items()), f"  lhs = {w.p}",
