@@ -49,6 +49,8 @@ def _extend(children):
         children.map(sympy.log),
         children.map(lambda c: sympy.Sum(c * i + sympy.binomial(m, i), (i, 0, d))),
         children.map(lambda c: sympy.Sum(c / (i + 1), (i, 1, m))),
+        st.tuples(children, children).map(lambda t: sympy.Piecewise((t[0], sympy.Eq(m, 2)), (t[1], m < d))),
+        st.tuples(children, children).map(lambda t: sympy.Piecewise((t[0], d >= 3), (t[1], True))),
     )
 
 

@@ -6,8 +6,9 @@ sympy's assumption system rebuilding ``binomial(30, i)`` and friends.  :func:`si
 the same tree *as written* node by node in Python's exact arithmetic:
 
 * rationals, the point's values, ``+``, ``*``, integer powers, ``binomial`` and ``factorial`` of
-  non-negative integers, and finite sums ``Sum(f, (i, a, b))`` whose limits are integers
-  (``b >= a - 1``) as :class:`fractions.Fraction`, exactly;
+  non-negative integers, finite sums ``Sum(f, (i, a, b))`` whose limits are integers
+  (``b >= a - 1``) and ``Piecewise`` with conditions comparing rationals, as
+  :class:`fractions.Fraction`, exactly;
 * ``E``, ``pi``, ``exp``, ``log`` and non-integer powers as mpmath intervals, through the very
   rules (and outward widening) of :mod:`dpverify.engine.decide.certified`, at its first precision.
 
@@ -124,6 +125,11 @@ class _Evaluator:
             return Fraction(math.factorial(n))
         if isinstance(node, sympy.Sum):
             return self.total(node)
+        if isinstance(node, sympy.Piecewise):
+            for value, condition in node.args:
+                if self.holds(condition):
+                    return self.ev(value)
+            raise _Give()  # no branch holds: undefined here, which the slow path says
         if isinstance(node, (sympy.exp, sympy.log)) and len(node.args) == 1:
             value = self.interval(self.ev(node.args[0]))
             if isinstance(node, sympy.log) and not value.a > 0:
@@ -131,6 +137,24 @@ class _Evaluator:
             raw = self.ctx.exp(value) if isinstance(node, sympy.exp) else self.ctx.log(value)
             return certified._widened(raw, self.ctx)
         raise _Give()
+
+    _RELATIONS = {sympy.Eq: lambda a, b: a == b, sympy.Ne: lambda a, b: a != b,
+                  sympy.Lt: lambda a, b: a < b, sympy.Le: lambda a, b: a <= b,
+                  sympy.Gt: lambda a, b: a > b, sympy.Ge: lambda a, b: a >= b}
+
+    def holds(self, condition: sympy.Basic) -> bool:
+        """A Piecewise condition decided exactly: True, or a comparison of two rationals (else the slow path)."""
+        if condition is sympy.true:
+            return True
+        if condition is sympy.false:
+            return False
+        test = self._RELATIONS.get(type(condition))
+        if test is None:
+            raise _Give()
+        left, right = self.ev(condition.lhs), self.ev(condition.rhs)
+        if not (isinstance(left, Fraction) and isinstance(right, Fraction)):
+            raise _Give()
+        return test(left, right)
 
     def integer(self, node: sympy.Basic) -> int:
         value = self.ev(node)

@@ -107,11 +107,15 @@ class Problem:
     notes: list[str] = field(default_factory=list)
 
     @classmethod
-    def from_claim(cls, claim: Union[Identity, Inequality]) -> "Problem":
+    def from_claim(cls, claim: Union[Identity, Inequality], normalised: bool = True) -> "Problem":
+        """The claim's problem; with ``normalised=False`` its sides are the claim's as written (no sums or
+        integrals evaluated: all the exhaustive evaluation reads, which uses :attr:`original` only)."""
         relation = "=" if isinstance(claim, Identity) else ("<" if claim.strict else "<=")
         parts = [claim.lhs, claim.rhs, *claim.where]
         symbols = sorted(set().union(*(p.free_symbols for p in parts)), key=lambda s: s.name)
         notes: list[str] = []
+        if not normalised:
+            return cls(claim.lhs, claim.rhs, relation, symbols, tuple(claim.where), (claim.lhs, claim.rhs), notes)
         lhs, rhs = normalise(claim.lhs, notes), normalise(claim.rhs, notes)
         return cls(lhs, rhs, relation, symbols, tuple(claim.where), (claim.lhs, claim.rhs), notes)
 
