@@ -16,7 +16,9 @@ and audits an implementation of it).  The
 samples per dataset double from 250 until the claim is ``refuted`` at error probability 1e-9
 (the statistical audit's default, re-run with fresh seeds included); the table gives that
 count, the runs of the code it took (counted by a wrapper: every sampled dataset, the re-run
-included) and the seconds of that audit (the spec's exact law included).
+included; the audit's tests are sequential -- dpverify/checks/audit/sequential.py -- so a refutation
+may read only a prefix, n/16 and up, of the n budgeted draws) and the seconds of that audit (the
+spec's exact law included).
 
 Baseline, measured in the same run: a StatDP-style two-sample test written here (after Ding et
 al., CCS 2018, "Detecting violations of differential privacy"; no StatDP code).  It is given the
