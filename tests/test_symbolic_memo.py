@@ -85,3 +85,38 @@ def test_density_proofs_kept_simplifications_equal_fresh_ones(terms) -> None:
     other = expr.subs(eps, plain)
     assert _simplify(other) == sympy.simplify(other)
     assert (_simplify(sympy.sqrt(eps ** 2)) == eps) and (_simplify(sympy.sqrt(plain ** 2)) != plain)
+
+
+def _exp_sum(terms):
+    return sum(sympy.Rational(c.numerator, c.denominator) * sympy.exp(sympy.Rational(r.numerator, r.denominator))
+               for c, r in terms)
+
+
+@SETTINGS
+@given(terms=st.lists(st.tuples(coefficients, rates), min_size=1, max_size=4),
+       other=st.lists(st.tuples(coefficients, rates), min_size=1, max_size=3),
+       zero=st.booleans())
+def test_the_field_zero_test_decides_as_cancel_and_simplify(terms, other, zero) -> None:
+    """backend.is_exactly_zero reads QQ(w) elements in the field first: the same answer as the
+    sympy.cancel / simplify path it shortcuts, on zeros built as (a/b)*b - a and on non-zeros."""
+    from dpverify.engine.program import backend
+    a, b = _exp_sum(terms), 1 + _exp_sum(other) ** 2
+    expr = sympy.expand(a / b * b, mul=False) - a if zero else a / b - _exp_sum(terms[:1])
+    fast = backend.is_exactly_zero(expr)
+    backend.FIELD_ZERO_TEST = False
+    try:
+        slow = backend.is_exactly_zero(expr)
+    finally:
+        backend.FIELD_ZERO_TEST = True
+    assert fast == slow
+    if zero:
+        assert fast
+
+
+def test_the_field_zero_test_leaves_other_transcendentals_to_sympy() -> None:
+    from dpverify.engine.program.backend import _W, _zero_in_field, is_exactly_zero
+    assert _zero_in_field(sympy.log(2) * _W) is None
+    assert _zero_in_field(sympy.Integer(0)) is True and _zero_in_field(_W - _W ** 2 / _W) is True
+    assert _zero_in_field(_W + sympy.Rational(1, 10 ** 80)) is False
+    assert is_exactly_zero(sympy.exp(sympy.Rational(1, 3)) ** 3 - sympy.E)
+    assert not is_exactly_zero(sympy.exp(sympy.Rational(1, 3)) ** 3 - sympy.E + sympy.Rational(1, 10 ** 80))
