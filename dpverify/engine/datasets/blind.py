@@ -30,6 +30,8 @@ probability re-reads the groups, not the program.
 """
 from __future__ import annotations
 
+import dis
+import sys
 from collections.abc import Iterator
 from typing import Any, Optional
 
@@ -102,8 +104,8 @@ class BlindSample(Sample):
 
 
 class _Drawn:
-    """What the draw of a one-run reading returns: a stand-in for the candidate drawn that refuses every use,
-    so that a run which completes did the same thing whichever candidate was drawn."""
+    """What the draw of a one-run reading (:func:`once`) returns: a stand-in for the candidate drawn that
+    refuses every use (C code that would look at it on its way out refuses)."""
 
     __slots__ = ()
 
@@ -148,6 +150,8 @@ class _Once:
         self.draws += 1
         if self.draws > 1:
             self._refuse("more than one draw")
+        if not _returned_at_once(sys._getframe(1)):
+            self._refuse("code runs after the draw")
         primitive = make()
         if type(primitive) is not Exponential:
             self._refuse(f"a {type(primitive).__name__} draw")
@@ -156,6 +160,45 @@ class _Once:
         except Unsupported as why:
             self._refuse(str(why))
         return _DRAWN
+
+
+_RETURNS: dict = {}
+"""(code object, f_lasti) -> whether that frame stands at a call whose result it returns at once."""
+
+
+def _returns_the_call(code: Any, lasti: int) -> bool:
+    """Whether the instruction a frame of ``code`` runs at ``lasti`` is a call followed at once by RETURN_VALUE
+    (inline CACHE entries apart): the frame returns what the call returns, running nothing else."""
+    key = (code, lasti)
+    found = _RETURNS.get(key)
+    if found is None:
+        current = following = None
+        for instruction in dis.get_instructions(code, show_caches=True):
+            if instruction.opname == "CACHE":
+                continue
+            if instruction.offset <= lasti:
+                current = instruction.opname
+            else:
+                following = instruction.opname
+                break
+        found = _RETURNS[key] = bool(current and current.startswith("CALL") and following == "RETURN_VALUE")
+        if len(_RETURNS) > 4096:
+            _RETURNS.clear()
+    return found
+
+
+def _returned_at_once(frame: Any) -> bool:
+    """Whether every Python frame from ``frame`` (the caller of the runner's draw) up to :func:`once`'s call
+    of the program returns the result of the call it is in at once: then no Python code runs after the draw,
+    and what the program returns is what the draw returned, or what C code between the frames made of it."""
+    stop = once.__code__
+    while frame is not None:
+        if frame.f_code is stop:
+            return True
+        if not _returns_the_call(frame.f_code, frame.f_lasti):
+            return False
+        frame = frame.f_back
+    return False
 
 
 _PLAIN = frozenset({int, bool, str, bytes, type(None), Fraction})
@@ -170,10 +213,14 @@ def _plain(output: Any) -> bool:
 
 def once(program: Any, backend: Any) -> tuple[Any, list]:
     """:func:`~dpverify.engine.program.fastlaw.capture`'s result for ``program`` in one run instead of one per
-    candidate: the draw returns a stand-in that refuses every use, so a run that completes took the same path
-    whichever candidate was drawn, and its output is that candidate (the stand-in returned as it is) or, for a
-    plain value, the same on every branch.  Raises :class:`NotOnce` when that cannot be read (the caller runs
-    :func:`capture`), and :class:`Refused` when the program used a blind sample otherwise than by its counts."""
+    candidate, for a program that returns its draw as it is (``return dp.exponential(...)``): at the draw,
+    every Python frame up to the program's call must stand at a call whose result it returns at once
+    (:func:`_returned_at_once`: no Python code runs after the draw, so nothing can depend on the candidate
+    drawn), and the output must be the draw's stand-in itself (which refuses every use: C code between the
+    frames cannot have looked at it either), so the output of branch k is candidate k.  A program without a
+    draw is read by its one run, as capture reads it.  Raises :class:`NotOnce` when that cannot be read (the
+    caller runs :func:`capture`), and :class:`Refused` when the program used a blind sample otherwise than by
+    its counts."""
     runner = _Once(backend)
     sample, drawn = _Count.refusals, _Count.drawn
     token = ACTIVE.set(runner)
@@ -198,11 +245,9 @@ def once(program: Any, backend: Any) -> tuple[Any, list]:
         if not _plain(output):
             hash(output)  # an unhashable output: capture reports it (a plain one is hashable)
         return None, [(output, None)]
-    if output is _DRAWN:
-        return branches[0][2], [(value, indices) for value, indices, _ in branches]
-    if not _plain(output):
-        raise NotOnce("an output that may hold the draw")
-    return branches[0][2], [(output, indices) for _, indices, _ in branches]
+    if output is not _DRAWN:  # C code between the frames made something else of it
+        raise NotOnce("the output is not the draw")
+    return branches[0][2], [(value, indices) for value, indices, _ in branches]
 
 
 def blind(records: tuple, counts: tuple) -> BlindSample:
