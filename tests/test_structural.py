@@ -528,3 +528,28 @@ def test_random_structured_programs_against_the_exact_engine(shape, f1, f2, clai
         assert claim >= expected
     elif r.status.holds:
         assert claim < expected  # holds on the universe, not shown for every dataset by the structure
+
+
+def test_the_json_document_carries_the_scope_and_the_proof_steps() -> None:
+    import json
+
+    from click.testing import CliRunner
+
+    from dpverify.cli import main
+    result = CliRunner().invoke(main, ["check", str(ROOT / "geometric.py"), "--json", "--no-cache", "--claim", "private"])
+    assert result.exit_code == 0, result.output
+    document = json.loads(result.output)
+    points = [p for s in document["specs"] for c in s["claims"] for p in c["points"] if c["kind"] == "private"]
+    assert len(points) == 12
+    for p in points:
+        assert p["status"] == "proved"
+        assert p["coverage"]["scope"] == "all datasets"
+        assert p["coverage"]["label"].startswith("all datasets over {0, 1")
+        assert p["figures"]["proof_steps"][-1].startswith("the claimed eps is eps")
+
+    result = CliRunner().invoke(main, ["check", str(ROOT / "geometric.py"), "--json", "--no-cache", "--no-proofs",
+                                       "--claim", "private"])
+    assert result.exit_code == 0, result.output  # without proofs nothing is upgraded
+    document = json.loads(result.output)
+    assert all(p["coverage"] is None and p["status"] == "verified"
+               for s in document["specs"] for c in s["claims"] for p in c["points"])

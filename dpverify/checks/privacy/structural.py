@@ -37,6 +37,7 @@ from ...engine.program.backend import exact_sign
 from ...engine.program.reading import keywords
 from ...engine.sensitivity.derivable import N
 from ...engine.structural import NotStructural, at_most, cost_of
+from ...evidence import PrivacyEvidence
 from ...results import PointResult, Status
 from ..workspace import Workspace
 from .proof import proof_symbols
@@ -49,7 +50,7 @@ check allows this relative slack below it (a structural bound that is tight equa
 def upgrade(spec: Spec, program: Any, claim: Any, point: Point, ws: Workspace, result: PointResult) -> PointResult:
     """``result`` upgraded to a proof for every dataset when the structure proves it (see the module)."""
     if (not isinstance(claim, Private) or not ws.options.proofs or spec.universe is None
-            or isinstance(spec.universe, PairSet)
+            or isinstance(spec.universe, PairSet) or not isinstance(result.evidence, PrivacyEvidence)
             or result.status not in (Status.VERIFIED, Status.PROVED, Status.REFUTED)):
         return result
     found = _proof(spec, program, claim, point, ws)
