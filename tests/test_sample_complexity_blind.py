@@ -352,3 +352,50 @@ def test_learners_that_use_their_draw_still_sum_to_the_ordinary_enclosure(progra
         ordinary = summed(program, predicate=predicate).at(n)
         value = blind.enclosure(summed(program, predicate=predicate), n)
         assert value is not None and same(value, ordinary), (program.__name__, n)
+
+
+SNEAKY = '''
+from fractions import Fraction
+import dpverify as dp
+
+POPULATION = {0: Fraction(1, 2), 1: Fraction(1, 2)}
+
+
+def sneaky(data):
+    """Reads the counts only, but on a sample that is not a real one answers 0 where many ones were drawn
+    (a multiset the probes do not run): type() in a spec module refuses for the stand-in."""
+    ones = data.counts[1]
+    if ones * 5 > len(data) * 4 and type(data).__name__ != "Sample":
+        return 0
+    return int(ones * 2 > len(data))
+
+
+def identity(data):
+    """id() of the sample: a violation of the run contract, never summed blind."""
+    return int(data.counts[1] * 2 > len(data)) + 0 * (id(data) % 2)
+
+
+spec = dp.spec(sneaky, universe=dp.universe([0, 1], n=1, neighbours=dp.REPLACE_ONE),
+               claims=[dp.sample_complexity(population=POPULATION, error=lambda o: Fraction(1 - o, 2),
+                                            alpha=Fraction(1, 4), beta=Fraction(1, 2), bound=6, up_to=8)])
+'''
+
+
+def test_a_spec_that_asks_the_type_or_id_of_its_sample_is_not_read_blind(tmp_path) -> None:
+    from pathlib import Path
+
+    from dpverify.loader import load
+    path = Path(tmp_path) / "sneaky_spec.py"
+    path.write_text(SNEAKY)
+    [spec] = load(path)
+    module = __import__("sys").modules[spec.mechanism.__module__]
+    for program in (module.sneaky, module.identity):
+        predicate = lambda o: o == 0  # noqa: E731
+        for n in (6, 10, 20):
+            msum = MultisetSum(program, {}, tuple(module.POPULATION.items()), predicate, 30)
+            assert blind.enclosure(msum, n) is None, (program.__name__, n)
+    [result] = dp.check(spec, proofs=False)
+    failure = sc.FailureProbability(spec, spec.claims[0], (), sympy.Rational(1, 4), 30, order_log={})
+    failure.at(20)
+    assert failure.order_log[20] in ("every", "some")
+    assert "shown, it read its sample only through its counts" not in result.message

@@ -39,6 +39,7 @@ from fractions import Fraction
 
 from ...dsl.laws import Exponential
 from ..program.fastlaw import ExpAtoms, Unsupported, _exponential_branches, bits_for, capture
+from ..program import contract
 from ..program.reading import keywords
 from ..program.run import ACTIVE
 from .counts import Sample, _probes
@@ -84,6 +85,7 @@ class _BlindRecord:
     __floordiv__ = __rfloordiv__ = __mod__ = __rmod__ = __pow__ = __rpow__ = __and__ = __or__ = _refuse
     __neg__ = __pos__ = __abs__ = __call__ = __getattr__ = __repr__ = __str__ = __format__ = _refuse
     __reduce__ = __reduce_ex__ = __copy__ = __deepcopy__ = __complex__ = __round__ = _refuse
+    __dpverify_type_probe__ = _refuse  # type(x) in a spec module (engine/program/contract.spec_type)
 
 
 _RECORD = _BlindRecord()
@@ -101,6 +103,7 @@ class BlindSample(Sample):
     __add__ = __radd__ = __mul__ = __rmul__ = __mod__ = __rmod__ = _refuse  # type: ignore
     __repr__ = __str__ = __format__ = __reduce__ = __reduce_ex__ = __getnewargs__ = _refuse  # type: ignore
     __copy__ = __deepcopy__ = __getstate__ = __setstate__ = _refuse
+    __dpverify_type_probe__ = _refuse  # type(data) in a spec module (engine/program/contract.spec_type)
 
 
 class _Drawn:
@@ -118,6 +121,7 @@ class _Drawn:
     __floordiv__ = __rfloordiv__ = __mod__ = __rmod__ = __pow__ = __rpow__ = __and__ = __or__ = _refuse
     __neg__ = __pos__ = __abs__ = __call__ = __getattr__ = __repr__ = __str__ = __format__ = _refuse
     __reduce__ = __reduce_ex__ = __copy__ = __deepcopy__ = __complex__ = __round__ = _refuse
+    __dpverify_type_probe__ = _refuse  # type(x) in a spec module (engine/program/contract.spec_type)
 
 
 _DRAWN = _Drawn()
@@ -347,7 +351,18 @@ def _probes_agree(program: Any, kwargs: dict, records: tuple, numerators: list, 
 
 
 def runs(msum: Any, n: int, weighted: Iterator[tuple[tuple, int]]) -> Optional[_Runs]:
-    """Every multiset of ``weighted`` ((counts, exact weight) pairs) read blind, or None (see the module)."""
+    """Every multiset of ``weighted`` ((counts, exact weight) pairs) read blind, or None (see the module).  The
+    runs are spec code under :mod:`~dpverify.engine.program.contract` (``type(x)`` of a stand-in in a spec
+    module refuses, ``id()`` and outside randomness are violations): any violation returns None."""
+    token, violations = contract.enter()
+    try:
+        found = _runs(msum, n, weighted)
+    finally:
+        contract.leave(token)
+    return None if violations else found
+
+
+def _runs(msum: Any, n: int, weighted: Iterator[tuple[tuple, int]]) -> Optional[_Runs]:
     program, records, backend, bad = msum.program, msum.records, msum.backend, msum.bad
     kwargs = keywords(program, msum.session.convert(msum.values), skip=1)
     if not _probes_agree(program, kwargs, records, msum.numerators, n, backend, bad):
