@@ -49,7 +49,7 @@ from ...errors import journal
 from . import contract
 from ..continuous import piecewise as pw
 from .enumerate import LEAF_BUDGET, MAX_DRAWS_PER_RUN, TRACE, Distribution, Session
-from ..continuous.noise import _ZERO, NoiseState, _Outcome
+from ..continuous.noise import _ZERO, NoiseState, _Outcome, _outcome
 from ..continuous.noisy import Noise, Noisy, NoisyLinear
 from .run import ACTIVE
 
@@ -89,6 +89,8 @@ class _Tracer:
         raise _Escape(why)
 
     def draw(self, make: Callable[[], Any]) -> Any:
+        if make is not _outcome:  # a primitive's draw (through the port), never a comparison: refused before
+            self._refuse("a draw of a primitive")  # its law is built (an exponential mechanism's scores, say)
         law = make()
         if type(law) is not _Outcome:
             self._refuse(f"a {type(law).__name__} draw")
