@@ -553,3 +553,12 @@ def test_the_json_document_carries_the_scope_and_the_proof_steps() -> None:
     document = json.loads(result.output)
     assert all(p["coverage"] is None and p["status"] == "verified"
                for s in document["specs"] for c in s["claims"] for p in c["points"])
+
+
+def test_hashing_a_noisy_value_is_refused_as_in_every_reading() -> None:
+    def hashes(data, eps):
+        noisy = dp.laplace(sum(data), 1 / eps)
+        return dp.laplace(sum(data), 1 / eps if hash(noisy) % 2 else 1 / (9 * eps))
+
+    with pytest.raises(NotStructural, match="hashes"):
+        cost_of(hashes, BITS, {"eps": eps})

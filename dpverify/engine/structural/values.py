@@ -351,8 +351,7 @@ class Handle(_Refusing):
     def __pos__(self) -> Any: return self
     def __abs__(self) -> Any: return Handle()
 
-    def __hash__(self) -> int:
-        return id(self)  # an output may hold handles in a set or as keys: no value is revealed
+    __hash__ = _Refusing.__hash__  # hashing a noisy value is refused in every reading (sets, dict keys)
 
 
 class _Mark(_Refusing):
