@@ -399,3 +399,25 @@ def test_a_spec_that_asks_the_type_or_id_of_its_sample_is_not_read_blind(tmp_pat
     failure.at(20)
     assert failure.order_log[20] in ("every", "some")
     assert "shown, it read its sample only through its counts" not in result.message
+
+
+def test_a_failure_found_blind_is_confirmed_by_the_ordinary_fast_reading(monkeypatch) -> None:
+    """Beyond CONFIRM_GENERAL_UP_TO multisets a refutation is confirmed at twice the digits by the fast reading:
+    the ordinary one (each multiset's orderings run), never blind again."""
+    monkeypatch.setattr(sc, "CONFIRM_GENERAL_UP_TO", 0)
+    calls = []
+    real = blind.enclosure
+
+    def spy(msum, n):
+        calls.append((msum.dps, n))
+        return real(msum, n)
+    monkeypatch.setattr(blind, "enclosure", spy)
+    spec = dp.spec(counting_learner, name="refuted_learner",
+                   universe=dp.universe(list(POPULATION), n=1, neighbours=dp.REPLACE_ONE), grid={eps: [1]},
+                   claims=[dp.sample_complexity(population=POPULATION, error=true_error, alpha=Fraction(1, 4),
+                                                beta=Fraction(1, 10), bound=6, up_to=8)])
+    [result] = dp.check(spec, proofs=False)
+    assert result.status.value == "refuted", result.message
+    assert "confirmed at 100 digits by the fast reading" in result.message
+    assert calls and all(dps == 50 for dps, _ in calls)
+    assert "orderings per multiset" in result.message or "every ordering" in result.message

@@ -339,12 +339,13 @@ class _Decider:
         """(enclosure, independent): the failure probability at n re-computed at twice the digits, by the
         general interval reading of every multiset when there are at most CONFIRM_GENERAL_UP_TO of them
         (independent of the fast reading; ``independent`` True), else by the fast reading (never by the
-        counts form)."""
+        counts form nor blind, :mod:`dpverify.engine.datasets.blind`: each multiset's orderings are run)."""
         failure = self.failure
         terms = failure.positive ** n if failure.sequences else multisets(failure.records, n)
         independent = terms <= CONFIRM_GENERAL_UP_TO
         return FailureProbability(self.spec, self.claim, self.point, self.alpha, 2 * self.dps, fast=not independent,
-                                  counts=False, sequences=failure.sequences, order_log=failure.order_log).at(n), \
+                                  counts=False, sequences=failure.sequences, order_log=failure.order_log,
+                                  blind=False).at(n), \
             independent
 
     def holds(self, value: Any) -> bool:
@@ -449,11 +450,12 @@ class FailureProbability(MultisetSum):
 
     def __init__(self, spec: Spec, claim: SampleComplexity, point: Point, alpha: sympy.Expr, dps: int,
                  fast: bool = True, workers: int = 1, counts: bool = True, sequences: bool = False,
-                 order_log: Optional[dict] = None) -> None:
+                 order_log: Optional[dict] = None, blind: bool = True) -> None:
         self.claim, self.alpha = claim, alpha
         self._alpha = Fraction(int(alpha.p), int(alpha.q)) if isinstance(alpha, sympy.Rational) else None
         self._bad: dict = {}
         self._blind: set[int] = set()
+        self.blind = blind
         super().__init__(spec.mechanism, params(point), tuple(claim.population), self._is_bad, dps, fast, workers,
                          counts, sequences, order_log)
         self._error_kwargs = keywords(self.claim.error, self.values, skip=1)
@@ -471,7 +473,7 @@ class FailureProbability(MultisetSum):
         """The fast reading at n: every multiset read blind (:mod:`dpverify.engine.datasets.blind`: the same
         enclosure, without running other orderings) when the learner reads its sample only through its counts
         and size, else the ordinary way."""
-        if not self.sequences and self.workers == 1:
+        if self.blind and not self.sequences and self.workers == 1:
             value = blind.enclosure(self, n)
             if value is not None:
                 self._blind.add(n)
