@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any, Optional, Union
 
+import math
 import sys
 
 import sympy
@@ -26,7 +27,8 @@ from ...dsl.params import Point
 from ...dsl.spec import Spec
 from ...engine.program.backend import IntervalBackend
 from ...errors import SpecError
-from ...engine.decide.positivity import find_point
+from ...engine.decide.positivity import Dense, find_point, find_point_dense
+from ...engine.decide.wreader import read
 from ...engine.program.reading import Table, distribution, keywords
 from ...engine.decide.safety import SafetyLimit
 from ...engine.program.symbolic import NotRational, WBasis, basis, rational_function, symbolic_laws
@@ -105,17 +107,23 @@ def _prove(spec: Spec, program: Any, claim: Private, point: Point, symbols: list
         at = {s: v for s, v in point if s in symbols}  # the symbolic laws must agree with the table there
         laws = symbolic_laws(program, datasets, values, table.windows, (table, at))
         bound = sympy.exp(claim.epsilon.subs(fixed))
-        weights = [w for law in laws.laws for w in law.values()]
+        weights = list(dict.fromkeys(w for law in laws.laws for w in law.values()))  # each distinct weight once
         base = basis(weights + [bound], symbols)
-        ratio = _rational_laws(laws.laws, base)
-        bound_num, bound_den = rational_function(bound, base)
+        if len(base.variables) == 1:  # one variable: integer coefficient lists and root isolation, no z3
+            dense, numbered = _dense_laws(laws.laws, base)
+            one = (dense, numbered, _dense_weight(bound, base))
+        else:
+            ratio = _rational_laws(laws.laws, base)
+            bound_num, bound_den = rational_function(bound, base)
     except NotRational as exc:
         return exc
     except SpecError as exc:
         return Proof(Status.UNKNOWN, f"no proof for all eps: the program does not run with symbolic "
                                      f"parameters ({exc.problem})")
     gens = list(base.variables.values())
-    solver = _solver(gens) if len(gens) > 1 else None  # one variable: root isolation, no z3
+    if len(gens) == 1:
+        return _prove_one(program, claim, point, symbols, base, laws, *one, datasets, left, right, table)
+    solver = _solver(gens)
     start = _spent()
     dens = {p for law in ratio for _, den in law.values() for p in [den]} | {bound_den}
     for den in dens:
@@ -156,6 +164,164 @@ def _prove(spec: Spec, program: Any, claim: Private, point: Point, symbols: list
                  f"proved for every {', '.join(s.name for s in symbols)} > 0 (other parameters fixed): "
                  f"{len(constraints)} distinct polynomial constraints in {base.describe()} have no "
                  f"violation for w > 1 ({method})")
+
+
+def _prove_one(program: Any, claim: Private, point: Point, symbols: list[sympy.Symbol], base: WBasis, laws: Any,
+               dense: list[tuple[Dense, Dense]], numbered: list[dict], bound: tuple[Dense, Dense],
+               datasets: list[tuple], left: Any, right: Any, table: Table) -> Proof:
+    """:func:`_prove` in one variable w, with the constraints built and compared as integer coefficient lists.
+
+    ``dense``: each distinct weight as (numerator, denominator) with integer coefficients, lowest power first
+    (:func:`_dense_weight`: the same rational function); ``numbered``: each law as {output: its weight's
+    number}.  Then H = bound_num num_y den_x - num_x den_y bound_den is a positive multiple of the polynomial
+    the general path builds, and its canonical form (:func:`_canonical`: the factor w^k and the positive
+    content divided out, which keeps its sign on w > 1) is the key under which equal constraints are decided
+    once -- sympy's normal form (:func:`_normalised`) in other words, counted alike.  Each pair of distinct
+    laws is read once (both directions), however many dataset pairs lie between them, and each pair of
+    weights once.  Deciding is :func:`~dpverify.engine.decide.positivity.find_point_dense`: no negative
+    coefficient of H(1 + v) answers at once, anything else goes to exact root isolation."""
+    (w,) = base.variables.values()
+    bound_num, bound_den = bound
+    for den in {d for _, d in dense} | {bound_den}:
+        if find_point_dense(den, w, "<=") is not False:
+            return Proof(Status.UNKNOWN, f"no proof for all eps: cannot show the denominator "
+                                         f"{_poly(den, w).as_expr()} positive for {base.describe()} > 1")
+    constraints = constraints_one(laws.law_of, dense, numbered, bound, datasets, left, right)
+    if isinstance(constraints, str):
+        return Proof(Status.UNKNOWN, constraints)
+    for h, (x, x_prime, o) in constraints.items():
+        answer = find_point_dense(h, w, "<")
+        if answer is None:
+            return Proof(Status.UNKNOWN, f"no proof for all eps: root isolation failed on a constraint in "
+                                         f"{base.describe()}")
+        if answer is not False:
+            model = {w: Fraction(int(answer.p), int(answer.q))}
+            return _confirm(program, claim, point, symbols, base, _poly(h, w), model, x, x_prime, o, table)
+    method = "exact real-root isolation"
+    return Proof(Status.PROVED, method=method, message=
+                 f"proved for every {', '.join(s.name for s in symbols)} > 0 (other parameters fixed): "
+                 f"{len(constraints)} distinct polynomial constraints in {base.describe()} have no "
+                 f"violation for w > 1 ({method})")
+
+
+def constraints_one(law_of: list[int], dense: list[tuple[Dense, Dense]], numbered: list[dict],
+                    bound: tuple[Dense, Dense], datasets: list[tuple], left: Any, right: Any) -> Union[dict, str]:
+    """The distinct canonical constraints H (see :func:`_prove_one`), each with the first (X, X', output) that
+    gives it, or the reason there is no proof (an output impossible under a neighbour).  Exhaustive: every
+    neighbouring pair, both directions, every output of the first law -- read once per pair of distinct laws
+    and once per pair of weights, which give the same H every time they meet."""
+    bound_num, bound_den = bound
+    constraints: dict = {}
+    seen: set = set()
+    law_pairs: set = set()
+    for i, j in zip(left.tolist(), right.tolist()):
+        a, b = law_of[i], law_of[j]
+        if a == b or (a, b) in law_pairs:
+            continue
+        law_pairs.add((a, b))
+        law_pairs.add((b, a))
+        for x, y, src, dst in ((a, b, i, j), (b, a, j, i)):
+            weights_y = numbered[y]
+            for o, u in numbered[x].items():
+                v = weights_y.get(o)
+                if v is None:
+                    return f"output {o!r} is impossible under {datasets[dst]!r} for every eps (infinite loss)"
+                if (u, v) in seen:
+                    continue
+                seen.add((u, v))
+                (num, den), (num_y, den_y) = dense[u], dense[v]
+                h = _canonical(_sub(_mul(_mul(bound_num, num_y), den), _mul(_mul(num, den_y), bound_den)))
+                if h not in constraints:
+                    constraints[h] = (datasets[src], datasets[dst], o)
+    return constraints
+
+
+def _dense_laws(laws: list[dict], base: WBasis) -> tuple[list[tuple[Dense, Dense]], list[dict]]:
+    """Each distinct weight of ``laws`` as integer coefficient lists (:func:`_dense_weight`), converted once,
+    and each law as {output: the number of its weight}."""
+    index: dict = {}
+    dense: list[tuple[Dense, Dense]] = []
+    numbered = []
+    for law in laws:
+        converted = {}
+        for o, weight in law.items():
+            found = index.get(weight)
+            if found is None:
+                found = index[weight] = len(dense)
+                dense.append(_dense_weight(weight, base))
+            converted[o] = found
+        numbered.append(converted)
+    return dense, numbered
+
+
+def _dense_weight(weight: sympy.Expr, base: WBasis) -> tuple[Dense, Dense]:
+    """A weight as (numerator, denominator) in the one variable w of ``base``, integer coefficients, lowest
+    power first: read off sympy's tree when it is built from rationals, e^(c eps), sums, products and integer
+    powers (:func:`~dpverify.engine.decide.wreader.read`), else by the general reading
+    (:func:`~dpverify.engine.program.symbolic.rational_function`, which raises NotRational where it must)."""
+    ((symbol, scale),) = base.scale.items()
+    found = read(weight, symbol, scale)
+    if found is not None:
+        return found
+    return _dense_pair(*rational_function(weight, base))
+
+
+def _dense_pair(num: sympy.Poly, den: sympy.Poly) -> tuple[Dense, Dense]:
+    """num/den (univariate, rational coefficients) as integer coefficient lists, lowest power first, both
+    multiplied by the same positive integer (the least common denominator of all their coefficients)."""
+    coefficients = [[Fraction(int(c.p), int(c.q)) for c in reversed(p.all_coeffs())] for p in (num, den)]
+    scale = 1
+    for row in coefficients:
+        for c in row:
+            scale = scale * c.denominator // math.gcd(scale, c.denominator)
+    out = []
+    for row in coefficients:
+        ints = [int(c * scale) for c in row]
+        while ints and ints[-1] == 0:
+            ints.pop()
+        out.append(tuple(ints))
+    return out[0], out[1]
+
+
+def _mul(f: Dense, g: Dense) -> list[int]:
+    if not f or not g:
+        return []
+    out = [0] * (len(f) + len(g) - 1)
+    for i, a in enumerate(f):
+        if a:
+            for j, b in enumerate(g):
+                out[i + j] += a * b
+    return out
+
+
+def _sub(f: list[int], g: list[int]) -> list[int]:
+    if len(f) < len(g):
+        f = f + [0] * (len(g) - len(f))
+    out = list(f)
+    for i, b in enumerate(g):
+        out[i] -= b
+    return out
+
+
+def _canonical(h: list[int]) -> Dense:
+    """h without its factor w^k and divided by the gcd of its coefficients (positive): the same sign for
+    every w > 1, and one form for all positive multiples of w^k h."""
+    while h and h[-1] == 0:
+        h = h[:-1]
+    low = 0
+    while low < len(h) and h[low] == 0:
+        low += 1
+    h = h[low:]
+    g = 0
+    for c in h:
+        g = math.gcd(g, c)
+        if g == 1:
+            break
+    return tuple(c // g for c in h) if g > 1 else tuple(h)
+
+
+def _poly(coefficients: Dense, w: sympy.Symbol) -> sympy.Poly:
+    return sympy.Poly(list(reversed(coefficients)) or [0], w, domain="QQ")
 
 
 def _normalised(h: sympy.Poly) -> sympy.Poly:

@@ -73,3 +73,27 @@ def find_point(poly: sympy.Poly, op: str) -> Optional[Verdict]:
         if value < 0 or (op == "<=" and value == 0):
             return 1 + v
     return False
+
+
+Dense = tuple
+"""A univariate polynomial with integer coefficients, lowest power first: (c_0, c_1, ..., c_d), no trailing
+zeros (the zero polynomial is ())."""
+
+
+def shift_one(coefficients: Dense) -> list[int]:
+    """The coefficients of G(v) = H(1 + v), lowest power first, exactly (integer Taylor shift by 1)."""
+    a = list(coefficients)
+    n = len(a)
+    for i in range(n - 1):
+        for j in range(n - 2, i - 1, -1):
+            a[j] += a[j + 1]
+    return a
+
+
+def find_point_dense(coefficients: Dense, w: sympy.Symbol, op: str) -> Optional[Verdict]:
+    """:func:`find_point` for H given by integer coefficients (lowest power first): False at once when
+    H(1 + v) has no negative coefficient and H is not zero (step 1 of the module's procedure, in integer
+    arithmetic), else :func:`find_point` on H as a sympy polynomial in ``w``."""
+    if coefficients and all(c >= 0 for c in shift_one(coefficients)):
+        return False  # not the zero polynomial, so H(1 + v) > 0 for every v > 0
+    return find_point(sympy.Poly(list(reversed(coefficients)) or [0], w, domain="QQ"), op)
