@@ -91,7 +91,8 @@ class FormulaCheck:
         # as stated (sympy's derivation, tried first otherwise, would prove no more of it), without the
         # sympy work of normalising the sides (a symbolic sum's doit) that only the other attackers use.
         written = Problem.from_claim(claim, normalised=False)
-        early = exhaustive(written, smt_values.symbol_bounds(written.symbols, list(written.where)))
+        bounds = smt_values.symbol_bounds(written.symbols, list(written.where))  # normalising changes neither
+        early = exhaustive(written, bounds)
         if isinstance(early, Counterexample):
             return _refuted(written, "exhaustive exact evaluation", early, "")
         if isinstance(early, int) and early > 0:
@@ -103,7 +104,6 @@ class FormulaCheck:
             return PointResult({}, Status.UNKNOWN, f"undecided: {exc}, so the claim compares no real numbers",
                                method="sympy")
         notes: list[str] = []
-        bounds = smt_values.symbol_bounds(problem.symbols, list(problem.where))
         if vacuous(problem, bounds):
             raise SpecError(f"{claim.kind} {problem.statement}: no value of {', '.join(map(str, problem.symbols))} "
                             f"satisfies the assumptions and where conditions with both sides defined, so the claim "
