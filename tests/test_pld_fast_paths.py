@@ -264,3 +264,19 @@ def test_composed_terms_are_the_interval_contexts(rate, eps, times, dps) -> None
         reference = _reference_composed_terms(parts, backend)
         key = lambda t: (t[0], t[1]._mpi_, t[2]._mpi_, t[3]._mpi_)  # noqa: E731
         assert sorted(map(key, found)) == sorted(map(key, reference))
+
+
+@settings(max_examples=40, deadline=None)
+@given(eps=st.sampled_from([R(1, 10), R(1, 2), R(1)]), times=st.integers(1, 40),
+       at=st.fractions(min_value=0, max_value=8, max_denominator=40), leak=st.sampled_from([0, R(1, 1000)]))
+def test_the_curves_suffix_sums_enclose_delta(eps, times, at, leak) -> None:
+    """The plot's enclosure (suffix sums) meets delta_at's and agrees with it to 40 digits."""
+    from dpverify.engine.pld.lattice import delta_curve
+    pld = _rr(eps, sympy.sympify(leak)).compose(times)
+    backend = IntervalBackend(50)
+    level = R(at.numerator, at.denominator)
+    exact, fast = delta_at(pld, level, backend).delta, delta_curve(pld, level, backend)
+    lo, hi = (mpmath.mp.make_mpf(e) for e in exact._mpi_)
+    flo, fhi = (mpmath.mp.make_mpf(e) for e in fast._mpi_)
+    assert flo <= hi and lo <= fhi
+    assert abs(fhi - hi) <= mpmath.mpf(10) ** -40 * max(hi, mpmath.mpf(10) ** -300)

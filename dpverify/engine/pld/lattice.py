@@ -309,6 +309,57 @@ def delta_at(pld: LatticePLD, eps: sympy.Expr, backend: Any) -> Profile:
     return Profile(make(delta) + inf_p, make(p_event) + inf_p, make(q_event), threshold)
 
 
+def delta_curve(pld: LatticePLD, eps: sympy.Expr, backend: Any) -> Any:
+    """An enclosure of delta(eps) for a plot (no verdict rests on it), from suffix sums kept per precision:
+    the losses k >= threshold + 1 (certified above eps, each excess >= 1 - e^-s > 0: no cancellation beyond a
+    factor 1/s) as S_P - e^eps S_Q, the threshold's own term clipped as in :func:`delta_at`; one difference
+    per eps instead of a pass over every loss."""
+    ctx = backend.ctx
+    s = pld.step
+    if s == 0:
+        return delta_at(pld, eps, backend).delta
+    inf_p = ctx.mpf(1)
+    for mass, times in pld.infinite:  # as delta_at: the P-mass of an infinite loss, leaking fully
+        inf_p *= (ctx.mpf(1) - backend.num(mass)) ** times
+    inf_p = ctx.mpf(1) - inf_p
+    eps_iv = backend.num(eps)
+    ratio = eps_iv / backend.num(s)
+    threshold = int(math.floor(float(ratio.a))) - 1
+    while threshold < ratio.a:
+        threshold += 1
+    if threshold > ratio.b:  # every loss from the threshold up is certified above eps
+        first, near = threshold, None
+    else:  # the threshold's term alone may meet eps: clipped at 0 (never an exact decision: a plot)
+        first, near = threshold + 1, threshold
+    masses = _masses(pld, backend)
+    ks, s_p, s_q = _suffixes(pld, backend)
+    start = bisect.bisect_left(ks, first)
+    prec = ctx.prec
+    e_eps = ctx.exp(eps_iv)._mpi_
+    delta = mpi_sub(s_p[start], mpi_mul(e_eps, s_q[start], prec), prec)
+    if near is not None and start > 0 and ks[start - 1] == near:
+        delta = mpi_add(delta, _sums(masses[start - 1:start], near, e_eps, prec)[0], prec)
+    low, high = delta
+    return ctx.make_mpf((fzero if mpf_lt(low, fzero) else low, fzero if mpf_lt(high, fzero) else high)) + inf_p
+
+
+def _suffixes(pld: LatticePLD, backend: Any) -> tuple[list, list, list]:
+    """(losses k in increasing order, S_P, S_Q): S_P[i] = sum_{j >= i} m_j, S_Q[i] = sum_{j >= i} m_j w^-k_j (raw
+    intervals), kept on ``pld`` per precision."""
+    key = ("suffixes", backend.dps)
+    found = pld.cache.get(key)
+    if found is None:
+        masses = _masses(pld, backend)
+        prec = backend.ctx.prec
+        s_p, s_q = [_ZERO] * (len(masses) + 1), [_ZERO] * (len(masses) + 1)
+        for i in range(len(masses) - 1, -1, -1):
+            _, mass, back = masses[i]
+            s_p[i] = mpi_add(s_p[i + 1], mass._mpi_, prec)
+            s_q[i] = mpi_add(s_q[i + 1], mpi_mul(mass._mpi_, back._mpi_, prec), prec)
+        found = pld.cache[key] = ([k for k, _, _ in masses], s_p, s_q)
+    return found
+
+
 def _sums(masses: list, threshold: int, e_eps: tuple, prec: int) -> tuple[tuple, tuple, tuple]:
     """(sum m (1 - e^eps w^-k)_+, sum m, sum m w^-k) over the losses k >= threshold, as raw mpmath intervals:
     the same operations, in the same order and at the same precision, as the interval context's operators
