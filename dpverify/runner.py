@@ -310,8 +310,11 @@ def _check_files(work: list[tuple[Path, list[Spec]]], plans: dict[int, Plan], op
     def reports(index: int, outcome: tuple[str, Any, Optional[int], list[str]]) -> list[SpecReport]:
         (path, specs), (kind, payload, exitcode, done) = work[index], outcome
         return payload if kind == "done" else _failed(path, specs, payload, exitcode, done)
-    results = _fork_each([(path, (_worker, path, specs, plans, options, cache)) for path, specs in work],
-                         jobs, hooks, reports, cache=cache, while_waiting=while_waiting)
+    try:
+        results = _fork_each([(path, (_worker, path, specs, plans, options, cache)) for path, specs in work],
+                             jobs, hooks, reports, cache=cache, while_waiting=while_waiting)
+    finally:
+        _thaw()
     return {path: result for (path, _), result in zip(work, results)}
 
 
@@ -428,6 +431,7 @@ def _load_and_check(files: list[Path], options: Options, jobs: int, cache: Optio
         pool.stop([process for process, *_ in workers.values()])
         for receiver in workers:
             receiver.close()
+        _thaw()
     reports = [report for index in range(len(files)) for report in outcomes[index]]
     if not sum(plan.values()) and any(not r.error for r in reports):
         raise SpecError("nothing to check: the selection holds no claim at any grid point",
@@ -498,7 +502,14 @@ def _preload(files: int) -> None:
                 pass
         import gc
         gc.collect()
-        gc.freeze()  # the inherited objects: no worker's collections walk (and so copy) the parent's pages
+        gc.freeze()  # the inherited objects: no worker's collections walk (and so copy) the parent's pages;
+        # thawed (:func:`_thaw`) once the run's workers are done, so a long-lived caller (pytest) collects as before
+
+
+def _thaw() -> None:
+    """Undo :func:`_preload`'s ``gc.freeze()`` in this process once its workers have all been forked and ended."""
+    import gc
+    gc.unfreeze()
 
 
 LAZY_IMPORTS = ("sympy.physics.units", "sympy.sets.setexpr", "sympy.assumptions.wrapper",
