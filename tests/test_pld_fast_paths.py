@@ -280,3 +280,32 @@ def test_the_curves_suffix_sums_enclose_delta(eps, times, at, leak) -> None:
     flo, fhi = (mpmath.mp.make_mpf(e) for e in fast._mpi_)
     assert flo <= hi and lo <= fhi
     assert abs(fhi - hi) <= mpmath.mpf(10) ** -40 * max(hi, mpmath.mpf(10) ** -300)
+
+
+def test_the_raw_masses_and_grid_suffix_sums_are_the_interval_contexts() -> None:
+    from dpverify.engine.pld import lattice
+    from dpverify.engine.pld.bounds import Discretised, _suffix_sums
+    backend = IntervalBackend(50)
+    ctx = backend.ctx
+    for eps, leak, times in ((R(1, 2), 0, 30), (R(1, 10), R(1, 1000), 7)):
+        pld = _rr(eps, sympy.sympify(leak)).compose(times)
+        found = lattice._masses(pld, backend)
+        w = ctx.exp(backend.num(pld.step))
+        d = ctx.mpf(1)
+        for denominator, exponent in pld.denominators:
+            d *= sum((c * w ** j for j, c in denominator.items()), ctx.mpf(0)) ** exponent
+        by_k: dict = {}
+        for (k, j), c in pld.terms.items():
+            by_k[k] = by_k.get(k, ctx.mpf(0)) + c * w ** j
+        reference = [(k, by_k[k] / d, w ** (-k)) for k in sorted(by_k)]
+        assert [(k, m._mpi_, b._mpi_) for k, m, b in found] == [(k, m._mpi_, b._mpi_) for k, m, b in reference]
+    coeffs = [3 ** 90, 0, 7 ** 50 + 1, 2 ** 160, 5]
+    grid = Discretised(ctx.mpf(1) / 3, (-2, coeffs, 0), (-2, coeffs, 0))
+    s_p, s_q = _suffix_sums(ctx, grid, True)
+    ratio, back = ctx.exp(-grid.h), ctx.exp(-(-2 + len(coeffs) - 1) * grid.h)
+    r_p, r_q = [ctx.mpf(0)] * (len(coeffs) + 1), [ctx.mpf(0)] * (len(coeffs) + 1)
+    for j in range(len(coeffs) - 1, -1, -1):
+        r_p[j] = r_p[j + 1] + coeffs[j]
+        r_q[j] = r_q[j + 1] + coeffs[j] * back
+        back = back / ratio
+    assert [v._mpi_ for v in s_p] == [v._mpi_ for v in r_p] and [v._mpi_ for v in s_q] == [v._mpi_ for v in r_q]

@@ -36,6 +36,8 @@ from dataclasses import dataclass, field
 from typing import Any, Sequence
 
 from flint import fmpz_poly
+from mpmath.libmp import from_int, fzero, round_ceiling, round_floor
+from mpmath.libmp.libmpi import mpi_add, mpi_div, mpi_mul
 
 from .budget import HOW, product_cost, scaled
 
@@ -312,14 +314,20 @@ def _suffix_sums(ctx: Any, found: Discretised, up: bool) -> tuple[list, list]:
     key = (up, ctx.prec)
     if key not in found.sums:
         first, coeffs, _ = found.upper if up else found.lower
-        ratio = ctx.exp(-found.h)
-        back = ctx.exp(-(first + len(coeffs) - 1) * found.h)
-        s_p, s_q = [ctx.mpf(0)] * (len(coeffs) + 1), [ctx.mpf(0)] * (len(coeffs) + 1)
+        ratio = ctx.exp(-found.h)._mpi_
+        back = ctx.exp(-(first + len(coeffs) - 1) * found.h)._mpi_
+        # raw libmpi operations: those of the interval context's operators (an int operand rounded outward to
+        # the precision), same order and precision -- the same enclosures without the objects' overhead
+        prec, zero = ctx.prec, (fzero, fzero)
+        s_p, s_q = [zero] * (len(coeffs) + 1), [zero] * (len(coeffs) + 1)
         for j in range(len(coeffs) - 1, -1, -1):
-            s_p[j] = s_p[j + 1] + coeffs[j]
-            s_q[j] = s_q[j + 1] + coeffs[j] * back
-            back = back / ratio
-        found.sums[key] = (s_p, s_q)
+            c = coeffs[j]
+            c = (from_int(c, prec, round_floor), from_int(c, prec, round_ceiling))
+            s_p[j] = mpi_add(s_p[j + 1], c, prec)
+            s_q[j] = mpi_add(s_q[j + 1], mpi_mul(c, back, prec), prec)
+            back = mpi_div(back, ratio, prec)
+        make = ctx.make_mpf
+        found.sums[key] = ([make(v) for v in s_p], [make(v) for v in s_q])
     return found.sums[key]
 
 

@@ -31,8 +31,8 @@ from typing import Any, Optional, Sequence
 
 import sympy
 from flint import fmpz_mpoly_ctx
-from mpmath.libmp import fone, fzero, mpf_lt
-from mpmath.libmp.libmpi import mpi_add, mpi_mul, mpi_sub
+from mpmath.libmp import fone, from_int, fzero, mpf_lt, round_ceiling, round_floor
+from mpmath.libmp.libmpi import mpi_add, mpi_div, mpi_mul, mpi_pow, mpi_sub
 
 from ..program.backend import exact_sign
 from .budget import HOW, scaled
@@ -397,12 +397,21 @@ def _masses(pld: LatticePLD, backend: Any) -> list[tuple[int, Any, Any]]:
         d = ctx.mpf(1)
         for denominator, exponent in pld.denominators:
             d *= sum((c * w ** j for j, c in denominator.items()), ctx.mpf(0)) ** exponent
+        # raw libmpi operations: those of the interval context's operators (an int operand rounded outward to
+        # the precision), in the same order and precision -- the same enclosures without the objects' overhead
+        prec, raw_w, raw_d, make = ctx.prec, w._mpi_, d._mpi_, ctx.make_mpf
         by_k: dict[int, Any] = {}
         powers: dict[int, Any] = {}
         for (k, j), c in pld.terms.items():
             wj = powers.get(j)
             if wj is None:
-                wj = powers[j] = w ** j
-            by_k[k] = by_k.get(k, ctx.mpf(0)) + c * wj
-        found = pld.cache[backend.dps] = [(k, by_k[k] / d, w ** (-k)) for k in sorted(by_k)]
+                wj = powers[j] = mpi_pow(raw_w, _int(j, prec), prec)
+            by_k[k] = mpi_add(by_k.get(k, _ZERO), mpi_mul(_int(c, prec), wj, prec), prec)
+        found = pld.cache[backend.dps] = [(k, make(mpi_div(by_k[k], raw_d, prec)),
+                                           make(mpi_pow(raw_w, _int(-k, prec), prec))) for k in sorted(by_k)]
     return found
+
+
+def _int(value: int, prec: int) -> tuple:
+    """An integer as the interval context converts it: its ends rounded down and up to ``prec`` bits."""
+    return from_int(value, prec, round_floor), from_int(value, prec, round_ceiling)
