@@ -562,3 +562,17 @@ def test_hashing_a_noisy_value_is_refused_as_in_every_reading() -> None:
 
     with pytest.raises(NotStructural, match="hashes"):
         cost_of(hashes, BITS, {"eps": eps})
+
+
+def test_an_output_that_follows_a_parameter_gets_no_structural_proof() -> None:
+    """As in the symbolic reading: the exact readings see the output at one eps only."""
+    def tagged(data, eps):
+        return dp.randomized_response(data[0], eps), 3 * eps
+
+    with pytest.raises(NotStructural, match="computed from a parameter"):
+        cost_of(tagged, BITS, {"eps": eps})
+
+    def sized(data, eps):  # n is the same on replace-one neighbours: releasing it is free
+        return dp.randomized_response(data[0], eps), len(data)
+
+    assert cost_of(sized, BITS, {"eps": eps}).eps == eps
