@@ -4,9 +4,10 @@ A Gaussian release whose centres are D standard deviations apart (D the
 scaled L2 distance of the centres) has exactly
 delta(eps) = Phi(D/2 - eps/D) - e^eps Phi(-D/2 - eps/D) (Balle and Wang,
 "Improving the Gaussian mechanism", ICML 2018, Theorem 8), increasing in D.
-Phi is evaluated by the Taylor series of erf, or far in the tails by the
-asymptotic series of erfc, each with its remainder bounded, in interval
-arithmetic.  The privacy check (:mod:`dpverify.checks.privacy.gaussian`)
+Phi is evaluated by arb's rigorous erfc (python-flint balls, :func:`phi`); the
+Taylor series of erf, or far in the tails the asymptotic series of erfc, each
+with its remainder bounded in mpmath intervals (:func:`phi_series`), is the
+slower reference the tests compare it with.  The privacy check (:mod:`dpverify.checks.privacy.gaussian`)
 compares these numbers with the claim.
 """
 from __future__ import annotations
