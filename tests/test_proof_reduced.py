@@ -107,7 +107,7 @@ def test_mutants_of_the_learner_that_hold_on_the_grid_are_refuted_by_the_proof(p
         assert "found by the decision procedure" in results[0].message
 
 
-def test_the_learner_is_proved_by_the_reduced_proof_itself(monkeypatch) -> None:
+def test_the_learner_is_proved_by_the_reduced_proof_itself() -> None:
     """The finite-universe proof (not only the exponential mechanism's structural one) proves the learner."""
     spec = _spec(learner, 3)
     [claim] = spec.claims
@@ -125,15 +125,9 @@ def test_a_reduction_that_drops_the_reverse_direction_is_caught(monkeypatch) -> 
     original = proof.constraints_one
 
     def one_direction(law_of, dense, numbered, bound, datasets, left, right):
-        seen_pairs = set()
-        keep_left, keep_right = [], []
-        for i, j in zip(left.tolist(), right.tolist()):
-            keep_left.append(i)
-            keep_right.append(j)
-            seen_pairs.add((i, j))
         out = {}
         bound_num, bound_den = bound
-        for i, j in zip(keep_left, keep_right):
+        for i, j in zip(left.tolist(), right.tolist()):
             a, b = law_of[i], law_of[j]
             if a == b:
                 continue

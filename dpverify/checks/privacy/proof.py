@@ -10,6 +10,12 @@ of them proves the claim for every eps > 0; a model is turned into an exact
 rational w*, checked exactly (H(w*) < 0 in rational arithmetic) and then
 confirmed by recomputing both laws at eps* = L ln w* in certified intervals
 at twice the precision, before the claim is refuted.
+
+With one parameter (one w) the constraints are built in integer arithmetic (:func:`_prove_one`): each
+distinct weight read once (:mod:`dpverify.engine.decide.wreader`), each pair of distinct laws once, each
+distinct H -- every (pair, direction, output) constraint, deduplicated by its exact canonical form, none
+dropped as implied -- decided once by exact real-root isolation, after an integer Taylor shift that settles
+most of them (tests/test_proof_reduced.py holds the set equal to the brute-force one).
 """
 from __future__ import annotations
 
