@@ -24,7 +24,9 @@ def guard(spec: Spec, program: Callable[..., Any], point: Point, options: Option
     """Refuse, before enumerating, a universe whose work exceeds ``options.max_work``.
 
     Work is counted as (datasets + neighbouring pairs + orderings) x outputs, the datasets,
-    pairs and orderings exactly by formula (:func:`.datasets.estimate`, :func:`.symmetry.orderings`),
+    pairs and orderings exactly by formula (:func:`.datasets.estimate`, :func:`.symmetry.orderings`; the pairs of
+    a custom relation are all those it is asked about, an upper bound, while integer answer vectors under
+    ``linf_one``/``l1_one`` are listed without asking and counted exactly),
     the number of outputs read off the law of one largest dataset; the orderings are the sequences
     run to check a ``symmetric=True`` declaration.  The refusal names where the universe was declared.
     """
