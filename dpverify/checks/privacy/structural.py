@@ -14,8 +14,9 @@ point and at every size of the universe, the structural bound C must be at least
 the achieved eps the exact engine computed on the finite universe (a sound
 upper bound dominates the exact value).  A structural proof that the exact
 engine contradicts -- a bound below the achieved eps, or a claim the exact path
-refuted -- is an internal inconsistency: the point becomes ``unknown`` with that
-message, never ``proved``.
+refuted -- is an internal inconsistency: a refuted point stays ``refuted`` with its
+certified witness (its message adds that the structural reading disagreed: a bug to report); any
+other point becomes ``unknown`` with that message, never ``proved``.
 
 A program the structural reading does not accept (branching on data or noise,
 iterating the records, a query whose sensitivity is not derived, ...), a cost
@@ -57,11 +58,9 @@ def upgrade(spec: Spec, program: Any, claim: Any, point: Point, ws: Workspace, r
     if found is None:
         return result
     cost, label, steps, words = found
-    if result.status == Status.REFUTED:
-        result.status = Status.UNKNOWN
-        result.witness = None
-        result.message = (f"internal inconsistency: the structural reading proves the claim for every dataset "
-                          f"({words}) but the exact engine refuted it here ({result.message}); neither is reported")
+    if result.status == Status.REFUTED:  # the certified refutation stands, witness and all
+        result.message = (f"{result.message}; internal inconsistency (please report it as a dpverify bug): the "
+                          f"structural reading disagreed, claiming a proof for every dataset ({words})")
         return result
     achieved = getattr(result.evidence, "achieved_epsilon", None)
     check = _dominates(cost, point, spec.universe, achieved)

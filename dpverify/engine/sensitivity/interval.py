@@ -75,9 +75,48 @@ class _Watched(sympy.Symbol):
         return sympy.Symbol.__hash__(self)
 
 
+_ARITHMETIC_BUILTINS = frozenset({"abs", "min", "max", "pow"})
+
+
+def _inspects(fn: Any, depth: int = 0) -> str:
+    """What in ``fn``'s code (and the Python functions it names) could tell the symbolic record from a real
+    one without passing through the watched methods -- an identity test (``x is THIRD``) or a builtin
+    other than abs/min/max/pow (``isinstance(x, sympy.Symbol)`` never reads a subclass's ``__class__``,
+    ``type(x)``, ``repr``...) -- or '' when nothing does."""
+    import builtins
+    import dis
+    import types
+    code = getattr(fn, "__code__", None)
+    if code is None or depth > 8:
+        return ""
+    scope = getattr(fn, "__globals__", {})
+    todo = [code]
+    while todo:
+        current = todo.pop()
+        for ins in dis.get_instructions(current):
+            if ins.opname == "IS_OP":
+                return "an identity test (is)"
+            if ins.opname == "LOAD_CONST" and isinstance(ins.argval, types.CodeType):
+                todo.append(ins.argval)
+            if ins.opname == "LOAD_GLOBAL":
+                value = scope.get(ins.argval, builtins.__dict__.get(ins.argval))
+                if ins.argval not in scope and ins.argval in builtins.__dict__ \
+                        and ins.argval not in _ARITHMETIC_BUILTINS:
+                    return f"the builtin {ins.argval}"
+                if type(value) is types.FunctionType and value is not fn:
+                    found = _inspects(value, depth + 1)
+                    if found:
+                        return found
+    return ""
+
+
 def _term(term: Any, h: Any) -> sympy.Expr:
     if term.indicator:
         raise NotDerivable("an indicator (count) over an interval domain has no derived range")
+    probe = _inspects(term.fn)
+    if probe:
+        raise NotDerivable(f"the record term uses {probe}, which a symbolic record cannot follow over an interval "
+                           "(it could tell the symbol from a real record)")
     record = _Watched("x", real=True)
     _Watched.touched.clear()
     try:

@@ -224,6 +224,11 @@ def record_cost(readings: list[Reading], relation: Any, records: tuple) -> Cost:
         totals.append(_simplify(total))
         per_path.append(costing.lines)
     total, lines = _combined(totals, per_path, readings)
+    read = {i for r in readings for i in r.records_read}
+    if read:  # data[i] is a record only when n > i: the statement speaks of those sizes only (the gate
+        # refuses exception handlers, so no smaller dataset's IndexError can be caught unseen)
+        costing.n_min = max(costing.n_min, max(read) + 1)
+        lines.append(f"the program reads data[{max(read)}]: every size n >= {max(read) + 1}")
     steps = [s for r in readings for s in r.steps]
     domains = {id(s.score[0].domain): s.score[0].domain for s in steps
                if s.score and isinstance(s.score[0], Query) and s.score[0].domain is not None}
@@ -231,6 +236,9 @@ def record_cost(readings: list[Reading], relation: Any, records: tuple) -> Cost:
                     for _, b in s.centre.terms if isinstance(b, Query) and b.domain is not None})
     shared = list(domains.values())
     plain = not any(r.raw_forms or r.records_read for r in readings) and len(shared) == 1
+    for domain in shared:
+        if isinstance(domain, Interval):
+            _interval_terms_trusted(steps)
     if plain and isinstance(shared[0], Interval):
         where = f"[{shared[0].lo}, {shared[0].hi}]"
     elif plain and isinstance(shared[0], Finite):
@@ -239,6 +247,46 @@ def record_cost(readings: list[Reading], relation: Any, records: tuple) -> Cost:
         where = _show(records)
     n_min = costing.n_min if relation is not Neighbours.ADD_REMOVE else costing.n_min - 1
     return Cost(total, max(n_min, 0), where, lines, getattr(costing, "rho", None))
+
+
+_BRANCHES = frozenset({"COMPARE_OP", "IS_OP", "CONTAINS_OP", "POP_JUMP_FORWARD_IF_FALSE", "POP_JUMP_FORWARD_IF_TRUE",
+                       "POP_JUMP_BACKWARD_IF_FALSE", "POP_JUMP_BACKWARD_IF_TRUE", "POP_JUMP_FORWARD_IF_NONE",
+                       "POP_JUMP_FORWARD_IF_NOT_NONE", "POP_JUMP_BACKWARD_IF_NONE", "POP_JUMP_BACKWARD_IF_NOT_NONE",
+                       "JUMP_IF_FALSE_OR_POP", "JUMP_IF_TRUE_OR_POP", "FOR_ITER", "LOAD_ATTR", "LOAD_METHOD"})
+
+
+def _interval_terms_trusted(steps: list) -> None:
+    """A sensitivity derived over a real interval reads each record term once, on a symbolic record: it
+    is the real term's only if the term is straight-line arithmetic of its record (no comparison, identity
+    test, branch, loop, attribute or call of a Python function -- what a symbol cannot follow).  Else no
+    structural proof at all (the derived Delta may be wrong even on the universe's records)."""
+    import dis
+    import types
+    from ..datasets.orderfree import Refused, _query_functions
+
+    def check(code: types.CodeType, scope: dict) -> None:
+        for ins in dis.get_instructions(code):
+            if ins.opname in _BRANCHES:
+                raise NotStructural(f"a record term over a real interval uses {ins.opname} (line "
+                                    f"{code.co_firstlineno}): its derived sensitivity is not trusted")
+            if ins.opname == "LOAD_GLOBAL" and type(scope.get(ins.argval)) is types.FunctionType:
+                raise NotStructural(f"a record term over a real interval calls the function {ins.argval!r}")
+            if ins.opname == "LOAD_CONST" and isinstance(ins.argval, types.CodeType):
+                check(ins.argval, scope)
+
+    queries = [s.score[0] for s in steps if s.score and isinstance(s.score[0], Query)]
+    queries += [b for s in steps if isinstance(s.centre, DataValue) for _, b in s.centre.terms if isinstance(b, Query)]
+    for query in queries:
+        if not isinstance(query.domain, Interval):
+            continue
+        try:
+            fns = _query_functions(query)
+        except Refused as err:
+            raise NotStructural(f"a query over a real interval whose terms are not read: {err}") from None
+        for fn in fns:
+            if type(fn) is not types.FunctionType:
+                raise NotStructural("a record term over a real interval that is not a Python function")
+            check(fn.__code__, fn.__globals__)
 
 
 def answers_cost(readings: list[Reading], relation: Any, m: int) -> Cost:

@@ -43,6 +43,7 @@ from ...dsl import port
 from ...dsl.queries import BoundScore, Finite, Query, count as count_query, total as total_query
 from ...dsl.universe import Neighbours
 from ..sensitivity.derivable import N
+from .gate import admit, pure_term
 from .values import (MARK, DataValue, GenericData, GenericIterator, GenericScore, Handle, NotStructural, QueryView,
                      Record, Sym, _Refusing as _RefusingBase, exact_constant, refuse, set_run)
 
@@ -200,6 +201,7 @@ class _Run:
             cells = tuple(types.CellType(frame.f_locals[name]) for name in code.co_freevars)
         except KeyError:
             return refuse("the term of sum(... for x in data) reads a variable not yet assigned")
+        pure_term(generator, cells)  # a function of its record alone: no state shared between records
         term_fn = types.FunctionType(code, frame.f_globals, "term", None, cells or None)
         steps, taken, values = len(self.reading.steps), len(self.taken), {}
         for record in self.records:
@@ -417,7 +419,9 @@ def read(program: Callable[..., Any], relation: Any, records: tuple, params: dic
     """Run ``program`` on every dataset at once, once per path of outcomes of its comparisons of noisy
     values (depth first, every path, at most :data:`MAX_PATHS`); raise :class:`NotStructural` when it is
     not in the structural form.  ``params``: name -> a sympy symbol (generalised) or an exact value (fixed).
-    Each path's reading carries its outcomes in ``path``."""
+    Each path's reading carries its outcomes in ``path``.  The program must first pass the whitelist
+    gate (:func:`.gate.admit`: a static read of its bytecode and of everything it can call)."""
+    admit(program)
     first = _once(program, relation, records, params, answers, ())
     again = _once(program, relation, records, params, answers, ())
     if [s.key() for s in first.steps] != [s.key() for s in again.steps] or first.path != again.path:

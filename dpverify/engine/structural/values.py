@@ -101,7 +101,9 @@ class _Refusing:
 
     def __getattribute__(self, name: str) -> Any:
         if not name.startswith("__") and name not in type(self)._public and _from_spec_code():
-            return self._no(f"reads the attribute {name!r} of")
+            # object.__getattribute__, not self._no: reading _no through this guard from here would find
+            # the spec frame again and recurse (hasattr(eps, "expr") ended in RecursionError)
+            return object.__getattribute__(self, "_no")(f"reads the attribute {name!r} of")
         return object.__getattribute__(self, name)
 
     def __getattr__(self, name: str) -> Any:
