@@ -37,6 +37,7 @@ from __future__ import annotations
 import math
 import random
 from collections.abc import Callable, Iterator, Mapping
+from types import MappingProxyType
 from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any, Optional
@@ -83,9 +84,19 @@ class _SealedRecord:
 
 class Sample(tuple):
     """A sample as the tuple of its records (in population order) that also knows its ``counts``
-    (record -> multiplicity), so a learner that only needs counts can run in O(records), not O(n)."""
+    (record -> multiplicity), so a learner that only needs counts can run in O(records), not O(n).
 
-    counts: dict
+    ``counts`` is read-only: each read returns a fresh read-only view (``types.MappingProxyType``) of a
+    fresh copy, so a program that writes to it gets a TypeError, and nothing it does to what it read can
+    reach a later run on the same sample object (the fast readings replay a program on one sample)."""
+
+    @property
+    def counts(self) -> Mapping:
+        return MappingProxyType(dict(self.__dict__["_counts"]))
+
+    @counts.setter
+    def counts(self, value: Mapping) -> None:
+        self.__dict__["_counts"] = dict(value)
 
 
 class SealedSample(tuple):
