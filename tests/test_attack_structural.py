@@ -227,3 +227,36 @@ def test_a_local_list_may_collect_noisy_values() -> None:
     assert _all_datasets(r), r.message
     with pytest.raises(NotStructural, match="'append'"):
         cost_of(appends_to_a_parameter, _universe(3), {"eps": eps})
+
+
+def test_only_the_dsl_primitives_and_query_factories_may_be_named() -> None:
+    def calls_check(data, eps):
+        if dp.symbol("z", positive=True) is None:
+            return tuple(data)
+        return dp.geometric(sum(data), dp.exp(eps))
+
+    def default_spec(data, eps, make=dp.spec):
+        return dp.geometric(sum(data), dp.exp(eps))
+
+    for mechanism in (calls_check, default_spec):
+        with pytest.raises(NotStructural, match="not a primitive or a query factory"):
+            cost_of(mechanism, _universe(3), {"eps": eps})
+
+
+# 11 (found while fixing): a query's term stepping a generator the program made; the derivation reads the
+# term once per record of the domain (weights 0, 1), a real run once per record of the dataset (sum_i i x_i)
+def query_term_position(data, eps):
+    position = (i for i in range(1000))
+    q = dp.total(lambda x: x * max(zip(position, (0,)))[0], domain=[0, 1])
+    return dp.laplace(q(data), 1 / eps)
+
+
+def test_a_query_term_with_state_shared_between_records_gets_no_structural_proof() -> None:
+    with pytest.raises(NotStructural, match="captures is a generator"):
+        cost_of(query_term_position, _universe(3), {"eps": eps})
+    for n in (3, 4):  # the exact engine refutes 2 eps at both sizes; the structural reading no longer
+        # claims a proof for every dataset (it did: Delta(n) = 2 for every n, a bug message on the refutation)
+        spec = dp.spec(query_term_position, name="q", universe=_universe(n), grid={eps: [HALF]},
+                       claims=[dp.private(2 * eps)])
+        [r] = dp.check(spec)
+        assert r.status == Status.REFUTED and "structural reading disagreed" not in r.message, r.message

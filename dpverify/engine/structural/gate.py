@@ -67,6 +67,40 @@ def admit(program: Any) -> None:
     for entry in proof.functions:
         fn = entry[0]
         _code(fn.__code__, fn.__globals__)
+        for value in (fn.__defaults__ or ()) + tuple((fn.__kwdefaults__ or {}).values()) + entry[4]:
+            _dsl_callable(value, f"a default or captured value of {fn.__code__.co_name}")
+    for scope, name, value in proof.bindings:
+        _dsl_callable(value, repr(name))
+
+
+DSL_CALLABLES = frozenset({"exp", "log", "sqrt", "laplace", "gaussian", "exponential_noise", "geometric",
+                           "exponential", "randomized_response", "laplace_mechanism", "count", "total", "mean",
+                           "max_of", "min_of", "query", "interval", "bernoulli", "uniform", "categorical"})
+"""The dpverify functions a program read structurally may name: the primitives (the structural run
+answers them or refuses them), the query factories and ``interval``; every other DSL function or class
+(``dp.check``, ``dp.spec``, ``dp.universe``, ``dp.symbol``...) is not a mechanism's business and is
+refused, so no DSL helper can tell a stand-in from a real value for the program."""
+
+
+def _dsl_callable(value: Any, what: str, depth: int = 0) -> None:
+    if type(value) in (tuple, list, frozenset, set) and depth < 3:
+        for item in value:
+            _dsl_callable(item, what, depth + 1)
+        return
+    if not callable(value) or isinstance(value, types.ModuleType):
+        return
+    module = str(getattr(value, "__module__", "") or "")
+    if not (module == "dpverify" or module.startswith("dpverify.")):
+        return  # not dpverify's own (a spec module's function: read by the gate like any other)
+    import dpverify
+    if type(value) is types.FunctionType and any(getattr(dpverify, n, None) is value for n in DSL_CALLABLES):
+        return
+    from ...dsl.queries import Query
+    if isinstance(value, Query):
+        return  # a query object (its terms are read by the gate)
+    raise NotStructural(f"the gate refuses {what}: the dpverify callable "
+                        f"{getattr(value, '__qualname__', type(value).__name__)} is not a primitive or a query "
+                        f"factory ({', '.join(sorted(DSL_CALLABLES))})")
 
 
 def _allowed_module(value: Any) -> bool:
@@ -88,6 +122,7 @@ def _code(code: types.CodeType, scope: dict) -> None:
             name = str(instr.argval)
             if module_on_stack is not None:
                 value = getattr(module_on_stack, name, None)
+                _dsl_callable(value, f"{name!r} in {where}")
                 module_on_stack = value if _allowed_module(value) else None
                 continue
             if name not in METHODS and not (name == "append" and _fresh_local_list(ins, k, code)):
@@ -149,6 +184,30 @@ def pure_term(generator: Any, cells: tuple) -> None:
     _term_code(generator.gi_code, generator.gi_frame.f_globals, done, top=True)
 
 
+def pure_query(query: Any) -> None:
+    """Raise :class:`NotStructural` unless every function of the dpverify query (its record terms, a
+    dp.query's function) is pure in the sense of :func:`pure_term`: the derivation evaluates a term once
+    per record of the domain, a real run once per record of the dataset, so a term with state shared
+    between records (a captured generator stepped by ``zip``) would be derived wrongly."""
+    try:
+        fns = orderfree._query_functions(query)
+    except orderfree.Refused as err:
+        raise NotStructural(f"the gate does not read the query: {err}") from None
+    done: set = set()
+    for fn in fns:
+        if type(fn) is not types.FunctionType:
+            from ...dsl.queries import Query
+            if isinstance(fn, Query):  # a nested query (|q|, q1 + q2)
+                pure_query(fn)
+                continue
+            raise NotStructural(f"a query's function is a {type(fn).__name__}, not read")
+        for value in (fn.__defaults__ or ()) + tuple((fn.__kwdefaults__ or {}).values()):
+            _inert(value, f"a default of {fn.__code__.co_name}")
+        for cell in fn.__closure__ or ():
+            _inert(orderfree._cell(cell), f"a variable {fn.__code__.co_name} captures")
+        _term_code(fn.__code__, fn.__globals__, done)
+
+
 def _inert(value: Any, what: str, depth: int = 0) -> None:
     if orderfree.harmless(value):
         return
@@ -162,7 +221,7 @@ def _inert(value: Any, what: str, depth: int = 0) -> None:
             _inert(k, what, depth + 1)
             _inert(item, what, depth + 1)
         return
-    raise NotStructural(f"the term of sum(... for x in data): {what} is a {kind.__name__} (only plain, sympy "
+    raise NotStructural(f"a per-record term (sum(... for x in data), a query's term): {what} is a {kind.__name__} (only plain, sympy "
                         "and float values, and tuples, frozensets and dicts of them: a term may share no state "
                         "between records)")
 
@@ -210,4 +269,4 @@ def _term_global(name: str, scope: dict, done: set, where: str) -> None:
     _inert(value, f"the global {name!r}")
 
 
-__all__ = ["METHODS", "admit", "pure_term"]
+__all__ = ["DSL_CALLABLES", "METHODS", "admit", "pure_query", "pure_term"]

@@ -50,6 +50,7 @@ from ..decide.eventually import Undecided, supremum
 from ..program.backend import exact_sign
 from ..sensitivity.derivable import N, NotDerivable
 from ..sensitivity.derive import derive
+from .gate import pure_query
 from .reading import Reading, Step
 from .values import DataValue, NotStructural, Record
 
@@ -215,6 +216,14 @@ def record_cost(readings: list[Reading], relation: Any, records: tuple) -> Cost:
     if not isinstance(relation, Neighbours):
         raise NotStructural("a custom neighbour relation on records has no structural rule")
     costing = _Costing(relation, records)
+    for reading in readings:  # a derivation reads each term once per record of the domain: pure terms only
+        for s in reading.steps:
+            if s.score and isinstance(s.score[0], Query):
+                pure_query(s.score[0])
+            if isinstance(s.centre, DataValue):
+                for _, base in s.centre.terms:
+                    if isinstance(base, Query):
+                        pure_query(base)
     totals, per_path = [], []
     for reading in readings:
         costing.lines = []
