@@ -76,3 +76,60 @@ def test_the_counts_of_a_sample_are_read_only_and_fresh_per_read() -> None:
     assert dict(seen) == {0: 2, 1: 1} and list(seen) == [0, 1]
     assert data.counts is not seen  # nothing one run holds is what a later run reads
     assert "_seen" not in data.counts
+
+
+# ----- 3. two symbols, one name ----------------------------------------------------------------------------
+
+SAME_NAME = '''
+import dpverify as dp
+
+n = dp.symbol("n", integer=True)
+m = dp.symbol("n", integer=True, positive=True)
+x = dp.symbol("x")
+y = dp.symbol("x", positive=True)
+
+spec = dp.spec(name="same_name", claims=[dp.inequality(n, 3, where=[m <= 3], id="exhaustive"),
+                                         dp.inequality(0, x + y, strict=True, id="z3")])
+'''
+
+
+def test_two_symbols_with_one_name_are_a_spec_error_at_the_claim(tmp_path) -> None:
+    """Both claims are false (n = 4, m = 1; x = -2, y = 1): were `proved`.  Now a spec error at the line."""
+    report = check(tmp_path, SAME_NAME)
+    assert report["summary"]["proved"] == 0 and "proved" not in statuses(report)
+    assert report["exit_code"] == 2
+    [spec] = report["specs"]
+    assert spec["error"].startswith("attack_spec.py:9: ") and "give the symbols different names" in spec["error"]
+
+
+def test_the_claim_constructors_refuse_two_symbols_with_one_name() -> None:
+    n, m = dp.symbol("n", integer=True), dp.symbol("n", integer=True, positive=True)
+    with pytest.raises(SpecError, match="both named 'n'"):
+        dp.inequality(n, 3, where=[m <= 3])
+    with pytest.raises(SpecError, match="both named 'n'"):
+        dp.identity(n + m, m + n)
+    dp.inequality(n, n + 1)  # one symbol used twice is fine
+
+
+def test_the_deciders_keep_two_symbols_with_one_name_apart() -> None:
+    """Built past the constructors (the Identity/Inequality classes): the z3 translation gives them two
+    variables, and the formula check refuses them by name."""
+    from dpverify.checks.formulas.check import exhaustive, z3_attack
+    from dpverify.checks.formulas.problem import Counterexample, Problem
+    from dpverify.dsl.claims import Inequality
+    from dpverify.engine.decide import smt, smt_values
+
+    x, y = sympy.Symbol("x", real=True), sympy.Symbol("x", positive=True)
+    tr = smt.Translator([x, y])
+    assert tr.enc.variables[x].decl().name() != tr.enc.variables[y].decl().name()
+    claim = Inequality(lhs=sympy.Integer(0), rhs=x + y, strict=True)
+    with pytest.raises(SpecError, match="give the symbols different names"):
+        Problem.from_claim(claim)
+    problem = Problem(sympy.Integer(0), x + y, "<", [x, y], (), (sympy.Integer(0), x + y))
+    status, *_ = z3_attack(problem, smt_values.symbol_bounds([x, y], []))
+    assert isinstance(status, Counterexample), status  # x = -2, y = 1 say
+    n, m = sympy.Symbol("n", integer=True), sympy.Symbol("n", integer=True, positive=True)
+    problem = Problem(n, sympy.Integer(3), "<=", [n, m], (m <= 3,), (n, sympy.Integer(3)))
+    bounds = smt_values.symbol_bounds([n, m], [m <= 3])
+    assert bounds[n] == (None, None) and bounds[m] == (1, 3)
+    assert not isinstance(exhaustive(problem, bounds), int)  # not "all points decided": n is unbounded

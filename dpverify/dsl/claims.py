@@ -434,6 +434,13 @@ def _real_symbols(fn: str, *parts: sympy.Basic) -> None:
                 raise SpecError(f"{fn}: the symbol {sym} is not declared real",
                                 f"create it with dp.symbol({sym.name!r}) (real is implied), adding "
                                 "positive=True or integer=True as it is meant")
+    named: dict = {}
+    for sym in set().union(*(part.free_symbols for part in parts)):
+        other = named.setdefault(sym.name, sym)
+        if other is not sym:  # one name, two symbols (other assumptions): read as one variable by name
+            raise SpecError(f"{fn}: two different symbols are both named {sym.name!r} (created with different "
+                            "assumptions), so the claim would read them as one variable",
+                            "give the symbols different names, or use one symbol object for both")
 
 
 @dataclass(frozen=True)

@@ -203,7 +203,7 @@ def _forms(problem: Problem) -> Iterator[tuple[sympy.Expr, sympy.Expr, str]]:
         assumptions = {"real": True, "nonnegative": True}
         assumptions.update({"positive": True} if strict else {})
         assumptions.update({"integer": True} if sym.is_integer else {})
-        fresh = sympy.Symbol(f"{sym.name}_", **assumptions)
+        fresh = sympy.Dummy(f"{sym.name}_", **assumptions)  # never a symbol of the claim (n_ may be one)
         shifts[sym] = low + fresh
         shown.append(f"{sym} = {low} + {fresh} with {fresh} {'> 0' if strict else '>= 0'}")
     if shifts:

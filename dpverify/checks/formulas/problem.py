@@ -28,6 +28,7 @@ from ...dsl.claims import Identity, Inequality
 from ...engine.decide import certified
 from ...engine.program.backend import exact_sign
 from ...engine.decide.smt import SAFETY_MESSAGE
+from ...errors import SpecError
 
 Values = dict[sympy.Symbol, sympy.Rational]
 CONFIRM_DIGITS = 80
@@ -113,6 +114,7 @@ class Problem:
         relation = "=" if isinstance(claim, Identity) else ("<" if claim.strict else "<=")
         parts = [claim.lhs, claim.rhs, *claim.where]
         symbols = sorted(set().union(*(p.free_symbols for p in parts)), key=lambda s: s.name)
+        _distinct_names(claim, symbols)
         notes: list[str] = []
         if not normalised:
             return cls(claim.lhs, claim.rhs, relation, symbols, tuple(claim.where), (claim.lhs, claim.rhs), notes)
@@ -168,6 +170,18 @@ class Problem:
         sign = exact_sign(left - right, CONFIRM_DIGITS)
         broken = {"=": sign in (1, -1), "<=": sign == 1, "<": sign in (0, 1)}[self.relation]
         return Counterexample(dict(values), left, right) if broken else None
+
+
+def _distinct_names(claim: Union[Identity, Inequality], symbols: list[sympy.Symbol]) -> None:
+    """Refuse a claim in which two different symbols have one name (``symbol("n")`` and ``symbol("n",
+    positive=True)`` are two variables to sympy): its verdict, its counterexamples and its messages name
+    variables by name, and would read the two as one."""
+    for a, b in zip(symbols, symbols[1:]):
+        if a.name == b.name:
+            facts = [" ".join(_sign_words(s)) or ("real" if s.is_real else "no assumptions") for s in (a, b)]
+            raise SpecError(f"{claim.kind}: two different symbols are both named {a.name!r} ({facts[0]}; "
+                            f"{facts[1]}), so the claim would read them as one variable",
+                            "give the symbols different names (or use one symbol object for both)")
 
 
 def normalise(expr: sympy.Expr, notes: list[str]) -> sympy.Expr:

@@ -197,6 +197,20 @@ def assumptions(sym: sympy.Symbol, var: z3.ArithRef) -> list[z3.BoolRef]:
     return [fact for name, fact in tests.items() if sym.assumptions0.get(name)]
 
 
+def z3_names(symbols: list[sympy.Symbol]) -> list[str]:
+    """One z3 variable name per distinct sympy symbol.  z3 identifies variables by name, and two sympy symbols
+    with one name and different assumptions (``Symbol("n")``, ``Symbol("n", positive=True)``) or a Dummy are
+    different symbols: one z3 variable for both would prove a claim about a different formula.  A symbol
+    whose name is unique in the list, not a Dummy's and free of ``!`` keeps it; any other is ``sym!k!name``
+    (k its position): distinct, and unlike any kept name or any helper variable (``hint!N``, the hints
+    below are never ``sym``)."""
+    seen: dict[str, int] = {}
+    for s in symbols:
+        seen[s.name] = seen.get(s.name, 0) + 1
+    return [s.name if seen[s.name] == 1 and "!" not in s.name and not isinstance(s, sympy.Dummy)
+            else f"sym!{k}!{s.name}" for k, s in enumerate(symbols)]
+
+
 class Translator:
     """Translate sympy expressions and conditions over ``symbols`` into one z3 context.
 
@@ -207,7 +221,8 @@ class Translator:
 
     def __init__(self, symbols: list[sympy.Symbol], bounds: Optional[Bounds] = None,
                  max_unroll: int = 40) -> None:
-        self.enc = Encoding({s: (z3.Int if s.is_integer else z3.Real)(s.name) for s in symbols})
+        self.enc = Encoding({s: (z3.Int if s.is_integer else z3.Real)(name)
+                             for s, name in zip(symbols, z3_names(symbols))})
         self.enc.facts += [c for s in symbols for c in assumptions(s, self.enc.variables[s])]
         self.bounds = bounds or {}
         self.max_unroll = max_unroll
