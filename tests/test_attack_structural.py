@@ -260,3 +260,20 @@ def test_a_query_term_with_state_shared_between_records_gets_no_structural_proof
                        claims=[dp.private(2 * eps)])
         [r] = dp.check(spec)
         assert r.status == Status.REFUTED and "structural reading disagreed" not in r.message, r.message
+
+
+def test_a_library_class_that_holds_a_stand_in_is_refused() -> None:
+    from sympy import Basic
+    from sympy import SympifyError
+
+    def basic_text(data, eps):
+        if "Sym" in f"{SympifyError(eps)}" and len(data) != 3:
+            return tuple(data)
+        return dp.geometric(sum(data), dp.exp(eps))
+
+    def basic_holder(data, eps):
+        return dp.geometric(sum(data), dp.exp(eps)) if Basic(eps) is not None else None
+
+    for mechanism in (basic_text, basic_holder):
+        with pytest.raises(NotStructural, match="library class"):
+            cost_of(mechanism, _universe(3), {"eps": eps})

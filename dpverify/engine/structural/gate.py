@@ -70,7 +70,8 @@ def admit(program: Any) -> None:
         for value in (fn.__defaults__ or ()) + tuple((fn.__kwdefaults__ or {}).values()) + entry[4]:
             _dsl_callable(value, f"a default or captured value of {fn.__code__.co_name}")
     for scope, name, value in proof.bindings:
-        _dsl_callable(value, repr(name))
+        if name != "__builtins__" and scope is not builtins.__dict__:  # builtins: _Reach's own whitelist
+            _dsl_callable(value, repr(name))
 
 
 DSL_CALLABLES = frozenset({"exp", "log", "sqrt", "laplace", "gaussian", "exponential_noise", "geometric",
@@ -82,12 +83,28 @@ answers them or refuses them), the query factories and ``interval``; every other
 refused, so no DSL helper can tell a stand-in from a real value for the program."""
 
 
+def _library_classes() -> tuple:
+    import fractions
+
+    import sympy
+    return (fractions.Fraction, sympy.Rational, sympy.Integer)
+
+
 def _dsl_callable(value: Any, what: str, depth: int = 0) -> None:
-    if type(value) in (tuple, list, frozenset, set) and depth < 3:
-        for item in value:
+    """Refuse a dpverify callable other than :data:`DSL_CALLABLES`, and a library class other than
+    Fraction, sympy's Rational and Integer (a class such as ``sympy.Basic`` or an exception class holds a
+    stand-in without touching it, and its text, made by library code the guards let through, would name
+    the stand-in's class)."""
+    if type(value) in (tuple, list, frozenset, set, dict) and depth < 3:
+        for item in (list(value.items()) if type(value) is dict else value):
             _dsl_callable(item, what, depth + 1)
         return
     if not callable(value) or isinstance(value, types.ModuleType):
+        return
+    if isinstance(value, type) and value.__module__ != "builtins" and not str(value.__module__).startswith("dpverify"):
+        if value not in _library_classes():
+            raise NotStructural(f"the gate refuses {what}: the library class {value.__module__}.{value.__qualname__} "
+                                "(only Fraction, sympy's Rational and Integer)")
         return
     module = str(getattr(value, "__module__", "") or "")
     if not (module == "dpverify" or module.startswith("dpverify.")):
