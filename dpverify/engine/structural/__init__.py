@@ -3,6 +3,9 @@
 * :mod:`.values` -- the generic dataset (every dataset of symbolic size n at once) and the values a
   program computes from it: data-independent (:class:`~.values.Sym`), derived from the data without
   noise (:class:`~.values.DataValue`), noisy (:class:`~.values.Handle`); every other use refuses.
+* :mod:`.gate` -- the whitelist a program must pass first: a static read of its bytecode and of
+  everything it can call (no exception handler, no probe builtin, no attribute but a few, no state
+  shared between a term's records); anything it cannot classify gets no structural proof.
 * :mod:`.reading` -- runs the program on the generic dataset (the DSL's port and a globals overlay
   answer its primitives and builtins), once per path of outcomes of its comparisons of noisy values,
   and records each path's noise steps.

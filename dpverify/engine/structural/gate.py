@@ -23,9 +23,14 @@ before a structural result is trusted, the program and everything it can call mu
   itself (``out = []``, bound once, seen by no nested code): no other ``append``/``update``/``pop``
   (mutation of anything reachable), no probe of a value's attributes.
 
+* of dpverify only :data:`DSL_CALLABLES` (the primitives, the query factories, ``interval``) may be
+  named, and of the libraries' classes only Fraction and sympy's Rational and Integer (library code
+  formats a stand-in that the guards let through: ``f"{SympifyError(eps)}"`` named its class).
+
 The per-record term of ``sum(<t(x)> for x in data)`` is also checked when the structural run meets
 it (:func:`pure_term`): it is evaluated once per record of the *universe* and read as a table, which
-is the real program's value only if the term is a function of its record alone.
+is the real program's value only if the term is a function of its record alone; so is every function
+of a query whose sensitivity is derived (:func:`pure_query`, called by :mod:`.lemmas`).
 
 Anything the gate cannot classify: :class:`~.values.NotStructural` (no structural proof; the exact
 path's verdict stands).
