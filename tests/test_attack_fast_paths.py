@@ -14,6 +14,7 @@ import subprocess
 import sys
 from fractions import Fraction
 from pathlib import Path
+from types import MappingProxyType
 
 import pytest
 import sympy
@@ -35,6 +36,122 @@ def check(tmp_path: Path, source: str, name: str = "attack_spec.py") -> dict:
 
 def statuses(report: dict) -> list[str]:
     return [claim["status"] for spec in report["specs"] for claim in spec["claims"]]
+
+
+# ----- 1. a learner that tells the blind stand-in from a real sample ---------------------------------------
+
+BLIND_HASATTR = '''
+from fractions import Fraction
+import dpverify as dp
+
+POPULATION = {0: Fraction(1, 10), 1: Fraction(9, 10)}
+
+
+def sneaky(data):
+    ones = data.counts[1]
+    if ones * 5 > len(data) * 4 and not hasattr(data, "_refuse"):
+        return 0
+    return int(ones * 2 > len(data))
+
+
+spec = dp.spec(sneaky, universe=dp.universe([0, 1], n=1, neighbours=dp.REPLACE_ONE),
+               claims=[dp.sample_complexity(population=POPULATION, error=lambda o: Fraction(1 - o, 2),
+                                            alpha=Fraction(1, 4), beta=Fraction(1, 2), bound=6, up_to=8)])
+'''
+
+POPULATION = {0: Fraction(1, 10), 1: Fraction(9, 10)}
+ONE = 1
+
+
+def by_hasattr(data):
+    ones = data.counts[1]
+    if ones * 5 > len(data) * 4 and not hasattr(data, "_refuse"):
+        return 0
+    return int(ones * 2 > len(data))
+
+
+def by_class_name(data):
+    ones = data.counts[1]
+    if ones * 5 > len(data) * 4 and data.__class__.__name__ == "Sample":
+        return 0
+    return int(ones * 2 > len(data))
+
+
+def by_tuple_add(data):
+    ones = data.counts[1]
+    if ones * 5 > len(data) * 4 and tuple.__add__((), data)[0].__class__ is int:
+        return 0
+    return int(ones * 2 > len(data))
+
+
+def by_tuple_getitem(data):
+    ones = data.counts[1]
+    if ones * 5 > len(data) * 4 and tuple.__getitem__(data, 0) is tuple.__getitem__(data, 1):
+        return 1 - int(tuple.__getitem__(data, 0) is ONE)
+    return int(ones * 2 > len(data))
+
+
+def by_class(data):
+    ones = data.counts[1]
+    if ones * 5 > len(data) * 4 and data.__class__ is Sample:
+        return 0
+    return int(ones * 2 > len(data))
+
+
+def counts_only(data):
+    ones = data.counts[1]
+    return int(ones * 2 > len(data))
+
+
+def _sum(program):
+    from dpverify.engine.datasets.multisets import MultisetSum
+    return MultisetSum(program, {}, tuple(POPULATION.items()), lambda o: o == 0, 30)
+
+
+def test_the_blind_hasattr_learner_is_refuted(tmp_path) -> None:
+    """True P = 0.901585 > beta = 1/2 at n = 6: was `verified` (the blind runs never saw a real sample)."""
+    report = check(tmp_path, BLIND_HASATTR)
+    assert statuses(report) == ["refuted"], report
+    assert report["exit_code"] == 1
+
+
+@pytest.mark.parametrize("program", [by_hasattr, by_class_name, by_class, by_tuple_add, by_tuple_getitem])
+def test_a_learner_that_can_tell_the_stand_in_apart_is_not_summed_blind(program) -> None:
+    from dpverify.engine.datasets import blind
+    assert blind.admit(program) is None  # the whitelist gate: hasattr, a dunder, tuple's methods
+    for n in (6, 7, 8):
+        assert blind.enclosure(_sum(program), n) is None, (program.__name__, n)
+
+
+def test_the_gate_admits_a_learner_of_the_counts_and_the_blind_sum_is_the_ordinary_one() -> None:
+    from dpverify.engine.datasets import blind
+    assert blind.admit(counts_only) is not None
+    for n in (6, 8):
+        value, ordinary = blind.enclosure(_sum(counts_only), n), _sum(counts_only).at(n)
+        assert value is not None and value._mpi_ == ordinary._mpi_
+
+
+def test_lopsided_probes_catch_what_the_gate_would_miss(monkeypatch) -> None:
+    """The second line: with the gate switched off, the probes now run every record one value (all ones), where
+    the hasattr learner differs from its blind runs; and the stand-in refuses hasattr and __class__."""
+    from dpverify.engine.datasets import blind, orderfree
+    monkeypatch.setattr(blind, "admit", lambda program: orderfree.Proof())
+    for program in (by_hasattr, by_class_name, by_class):
+        for n in (6, 7, 8):
+            assert blind.enclosure(_sum(program), n) is None, (program.__name__, n)
+    data = blind.blind((0, 1), (1, 5))
+    assert type(data).__name__ == "Sample" and len(data) == 6 and dict(data.counts) == {0: 1, 1: 5}
+    for probe in (lambda: hasattr(data, "_refuse"), lambda: data.__class__, lambda: data.__dict__):
+        with pytest.raises(blind.Refused):
+            probe()
+    # what the review saw, with the gate off, the stand-in's attributes open and the old probes (the most even
+    # count vectors only): by_class summed blind, its lopsided misbehaviour unseen
+    monkeypatch.setattr(blind.BlindSample, "__getattribute__", lambda self, name: (
+        MappingProxyType(dict(tuple.__getattribute__(self, "__dict__")["_counts"])) if name == "counts"
+        else object.__getattribute__(self, name)))
+    assert blind.enclosure(_sum(by_class), 6) is None  # the lopsided probes alone catch it
+    monkeypatch.setattr(blind, "LOPSIDED", 0)
+    assert blind.enclosure(_sum(by_class), 6) is not None
 
 
 # ----- 2. a learner that writes to its sample's counts -----------------------------------------------------

@@ -205,9 +205,9 @@ def test_an_order_dependence_past_the_blind_n_is_found_by_the_ordinary_path() ->
                    claims=[dp.sample_complexity(population=POPULATION, error=lambda o: Fraction(o, 2),
                                                 alpha=Fraction(1, 4), beta=Fraction(1, 2), bound=5, up_to=9)])
     failure = sc.FailureProbability(spec, spec.claims[0], ((eps, sympy.Integer(1)),), sympy.Rational(1, 4), 30, order_log={})
-    for n in range(5, 8):
+    for n in range(5, 8):  # the whitelist gate (blind.admit) reads data[0] in the code: never blind
         failure.at(n)
-        assert failure.order_log[n] == "blind"
+        assert failure.order_log[n] in ("every", "some")
     with pytest.raises(ms.OrderDependent) as found:
         failure.at(8)
     assert found.value.n == 8 and found.value.decided
@@ -344,8 +344,8 @@ def test_one_run_reads_what_capture_reads_or_declines(program, one_run: bool) ->
 
 
 @pytest.mark.parametrize("program", [returns_the_draw, ignores_the_draw, adds_to_the_draw, branches_on_the_draw,
-                                     wraps_the_draw, swallows_the_draw, through_a_helper, checks_its_identity,
-                                     through_c_code, in_a_finally])
+                                     wraps_the_draw, through_a_helper, checks_its_identity,
+                                     in_a_finally])  # swallows_the_draw, through_c_code: not past blind.admit
 def test_learners_that_use_their_draw_still_sum_to_the_ordinary_enclosure(program) -> None:
     for n in (1, 3, 6):
         predicate = lambda output: output in ("b", 1, 2, "right", (1, 7), 5, (1,))  # noqa: E731

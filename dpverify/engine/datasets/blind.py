@@ -14,8 +14,22 @@ catches it is refused all the same).  A run that completes has computed its law 
 the size and its parameters alone, which are the same for every ordering of the multiset: its law
 does not depend on the order, shown for every multiset summed, without running other orderings.
 
-So that a program that tells a blind sample from a real one (by its type, say) is not summed blind,
-a few multisets of each n (:data:`PROBES` count vectors, the most even first) are also run as real
+Before any of that, the program must pass a *whitelist* gate (:func:`admit`), since a blacklist of
+refusals on a runtime stand-in cannot be complete (``hasattr(data, "_refuse")``, ``data.__class__``,
+``tuple.__add__((), data)`` told the stand-in apart and summed a false ``verified``): a static read of
+the bytecode (CPython 3.11) of the program and everything it can reach by
+:class:`~.orderfree._Reach` (it calls only functions it reads, dpverify's DSL, ``math``,
+sympy/fractions classes, ``collections.Counter`` and the pure builtins; no dunder, frame or
+``getattr`` attribute; no store outside its frames), in which the sample -- the program's first
+parameter and any nested function's variable bound to it -- is loaded only as ``data.counts``,
+``len(data)``, ``getattr(data, "counts", <constant>)`` or ``Counter(data)`` (which refuses on a blind
+sample: it iterates).  Its value reaches nothing else, so every run is a function of the counts, the
+size and the parameters, on a blind sample as on a real one.  Anything the gate cannot classify
+returns None (the ordinary path).  What the gate resolved is compared after the runs
+(:meth:`~.orderfree.Proof.bindings_hold`).
+
+As a second line, so that a program that tells a blind sample from a real one (by its type, say) is not summed blind,
+a few multisets of each n (:data:`PROBES` count vectors, the most even first, and :data:`LOPSIDED`: every record one value) are also run as real
 samples (:class:`~.counts.Sample`) in two orders and their laws compared with the blind ones exactly (:func:`~.multisets.fast_difference`).  Anything else -- a
 refusal, a run not of the fast form of :func:`~dpverify.engine.program.fastlaw.capture`, an error, a
 probe that differs -- returns None, and the caller sums that n the ordinary way (which reports
@@ -30,23 +44,31 @@ probability re-reads the groups, not the program.
 """
 from __future__ import annotations
 
+import builtins
+import collections
 import dis
 import sys
+import types
 from collections.abc import Iterator
 from typing import Any, Optional
 
 from fractions import Fraction
+from types import MappingProxyType
 
 from ...dsl.laws import Exponential
 from ..program.fastlaw import ExpAtoms, Unsupported, _exponential_branches, bits_for, capture
 from ..program import contract
 from ..program.reading import keywords
 from ..program.run import ACTIVE
+from . import orderfree
 from .counts import Sample, _probes
 
 PROBES = 3
 """Count vectors per n (the most even of :func:`.counts._probes`) run as real samples too, in population order
 and reversed, and compared with the blind runs."""
+LOPSIDED = 4
+"""Also probed: the count vectors with all n records one value, for the first this many records of positive
+probability (behaviour gated on a lopsided multiset is compared too)."""
 
 
 class Refused(BaseException):
@@ -91,19 +113,36 @@ class _BlindRecord:
 _RECORD = _BlindRecord()
 
 
+def _refuse_sample(*args: Any, **kwargs: Any) -> Any:
+    _refuse("the program used its sample other than through counts and len")
+
+
 class BlindSample(Sample):
     """n refusing records and the multiset's ``counts``: ``len`` and ``counts`` are all a program can read
-    (and ``bool``, which is ``len > 0``).  Every other use of the sample or of one of its records refuses."""
+    (and ``bool``, which is ``len > 0``).  Every other use of the sample or of one of its records refuses,
+    reading any attribute but ``counts`` (``hasattr``, ``__class__``, ``__dict__``) or setting one included;
+    the class is named ``Sample`` as the real one is."""
 
-    def _refuse(self, *args: Any, **kwargs: Any) -> Any:
-        _refuse("the program used its sample other than through counts and len")
+    __iter__ = __reversed__ = __getitem__ = __contains__ = count = index = _refuse_sample  # type: ignore
+    __eq__ = __ne__ = __lt__ = __le__ = __gt__ = __ge__ = __hash__ = _refuse_sample  # type: ignore
+    __add__ = __radd__ = __mul__ = __rmul__ = __mod__ = __rmod__ = _refuse_sample  # type: ignore
+    __repr__ = __str__ = __format__ = __reduce__ = __reduce_ex__ = __getnewargs__ = _refuse_sample  # type: ignore
+    __copy__ = __deepcopy__ = __getstate__ = __setstate__ = __setattr__ = __delattr__ = _refuse_sample
+    __dir__ = __sizeof__ = __init_subclass__ = _refuse_sample
+    __dpverify_type_probe__ = _refuse_sample  # type(data) in a spec module (engine/program/contract.spec_type)
 
-    __iter__ = __reversed__ = __getitem__ = __contains__ = count = index = _refuse  # type: ignore
-    __eq__ = __ne__ = __lt__ = __le__ = __gt__ = __ge__ = __hash__ = _refuse  # type: ignore
-    __add__ = __radd__ = __mul__ = __rmul__ = __mod__ = __rmod__ = _refuse  # type: ignore
-    __repr__ = __str__ = __format__ = __reduce__ = __reduce_ex__ = __getnewargs__ = _refuse  # type: ignore
-    __copy__ = __deepcopy__ = __getstate__ = __setstate__ = _refuse
-    __dpverify_type_probe__ = _refuse  # type(data) in a spec module (engine/program/contract.spec_type)
+    def __getattribute__(self, name: str) -> Any:
+        if name == "counts":
+            return MappingProxyType(dict(tuple.__getattribute__(self, "__dict__")["_counts"]))
+        _refuse(f"the program read the attribute {name!r} of its sample")
+
+
+BlindSample.__name__ = BlindSample.__qualname__ = "Sample"
+
+
+def _set_counts(data: BlindSample, counts: dict) -> BlindSample:
+    tuple.__getattribute__(data, "__dict__")["_counts"] = counts
+    return data
 
 
 class _Drawn:
@@ -256,9 +295,7 @@ def once(program: Any, backend: Any) -> tuple[Any, list]:
 
 def blind(records: tuple, counts: tuple) -> BlindSample:
     """The blind sample of the multiset with these counts (of ``records``, in population order)."""
-    data = BlindSample((_RECORD,) * sum(counts))
-    data.counts = dict(zip(records, counts))
-    return data
+    return _set_counts(BlindSample((_RECORD,) * sum(counts)), dict(zip(records, counts)))
 
 
 def real(records: tuple, counts: tuple, order: Optional[tuple] = None) -> Sample:
@@ -337,6 +374,11 @@ def _probes_agree(program: Any, kwargs: dict, records: tuple, numerators: list, 
     live = [counts for counts in _probes(len(records), n)
             if all(c == 0 or a for c, a in zip(counts, numerators))]
     live = sorted(live, key=lambda counts: -min(counts))[:PROBES]  # the most even splits first
+    positive = [i for i, a in enumerate(numerators) if a][:LOPSIDED]
+    for i in positive:  # and every record one value: behaviour gated on a lopsided multiset is compared too
+        counts = tuple(n if j == i else 0 for j in range(len(records)))
+        if counts not in live:
+            live.append(counts)
     for counts in live:
         seen = _read(program, kwargs, blind(records, counts), backend, bad, True)
         if seen is None:
@@ -350,16 +392,172 @@ def _probes_agree(program: Any, kwargs: dict, records: tuple, numerators: list, 
     return True
 
 
+# ----- the whitelist gate ---------------------------------------------------------------------------------
+
+_LOADS = frozenset({"LOAD_FAST", "LOAD_DEREF", "LOAD_CLOSURE", "LOAD_NAME", "LOAD_CLASSDEREF"})
+_GATE_MAX = 64
+"""Functions whose use of the sample is read for one program at most (beyond: not blind)."""
+
+
+class _BlindReach(orderfree._Reach):
+    """orderfree's whole-program read, also admitting ``collections.Counter`` and ``getattr(x, "counts"[, c])``
+    (a constant attribute name that is not a dunder: what ``x.counts`` reads)."""
+
+    def global_(self, ins: list, k: int, scope: dict, where: str) -> None:
+        name = ins[k].argval
+        if name == "getattr" and name not in scope and builtins.__dict__.get("getattr") is _GETATTR \
+                and _counts_getattr(ins, k):
+            self.proof.bindings.append((scope, name, orderfree._MISSING))
+            self.proof.bindings.append((builtins.__dict__, name, _GETATTR))
+            return
+        super().global_(ins, k, scope, where)
+
+    def value(self, value: Any, what: str, depth: int = 0) -> None:
+        if value is collections.Counter:
+            return
+        super().value(value, what, depth)
+
+
+_GETATTR = builtins.getattr
+
+
+def _counts_getattr(ins: list, k: int) -> bool:
+    """``ins[k]`` (LOAD_GLOBAL getattr, with NULL) starts ``getattr(<load>, "counts")`` or ``getattr(<load>,
+    "counts", <constant>)``."""
+    if not ins[k].arg & 1 or k + 4 >= len(ins) or ins[k + 1].opname not in _LOADS - {"LOAD_CLOSURE"} \
+            or ins[k + 2].opname != "LOAD_CONST" or ins[k + 2].argval != "counts":
+        return False
+    at = k + 3
+    if ins[at].opname == "LOAD_CONST":
+        at += 1
+    arity = at - k - 1
+    return at + 1 < len(ins) and ins[at].opname == "PRECALL" and ins[at].arg == arity \
+        and ins[at + 1].opname == "CALL" and ins[at + 1].arg == arity
+
+
+class _NotBlind(Exception):
+    """The gate cannot classify a use of the sample (the message says where)."""
+
+
+def admit(program: Any) -> Optional[orderfree.Proof]:
+    """The whitelist gate (see the module): the proof of what was read (its bindings to compare after the runs),
+    or None when the program cannot be read blind."""
+    if sys.version_info[:2] != orderfree.VERSION or type(program) is not types.FunctionType:
+        return None
+    code = program.__code__
+    if code.co_argcount < 1:
+        return None
+    proof = orderfree.Proof()
+    try:
+        _BlindReach(proof).read(program)
+        _sample_uses(code, {code.co_varnames[0]}, program.__globals__, proof, set())
+    except (orderfree.Refused, _NotBlind, RecursionError):
+        return None
+    return proof
+
+
+def _sample_uses(code: types.CodeType, tainted: set, scope: dict, proof: orderfree.Proof, done: set) -> None:
+    """Every load of a name bound to the sample in ``code`` (and in code nested in it that captures one) is
+    ``x.counts``, ``len(x)``, ``getattr(x, "counts"[, c])`` or ``Counter(x)``; else :class:`_NotBlind`."""
+    key = (code, frozenset(tainted))
+    if key in done:
+        return
+    done.add(key)
+    if len(done) > _GATE_MAX:
+        raise _NotBlind("too many functions")
+    ins = list(dis.get_instructions(code))
+    where = code.co_name
+    for i, instr in enumerate(ins):
+        if instr.opname not in _LOADS or instr.argval not in tainted:
+            continue
+        if instr.opname == "LOAD_CLOSURE":
+            _captured(ins, i, tainted, scope, proof, done, where)
+            continue
+        if instr.opname in ("LOAD_NAME", "LOAD_CLASSDEREF"):
+            raise _NotBlind(f"{where} reads the sample by name")
+        after = ins[i + 1] if i + 1 < len(ins) else None
+        if after is not None and after.opname == "LOAD_ATTR" and after.argval == "counts":
+            continue
+        before = ins[i - 1] if i >= 1 else None
+        if before is not None and before.opname == "LOAD_GLOBAL" and before.arg & 1:
+            if before.argval == "getattr" and _counts_getattr(ins, i - 1):
+                continue  # _BlindReach resolved it to the builtin
+            called = i + 2 < len(ins) and ins[i + 1].opname == "PRECALL" and ins[i + 1].arg == 1 \
+                and ins[i + 2].opname == "CALL" and ins[i + 2].arg == 1
+            if called and before.argval == "len" and "len" not in scope \
+                    and builtins.__dict__.get("len") is orderfree._ORIGINAL["len"]:
+                continue
+            if called and scope.get(before.argval, orderfree._MISSING) is collections.Counter:
+                proof.bindings.append((scope, before.argval, collections.Counter))
+                continue  # iterates: refuses on a blind sample
+        if _passed(ins, i, tainted, scope, proof, done):
+            continue
+        raise _NotBlind(f"{where} uses its sample other than as data.counts or len(data)")
+
+
+_SIMPLE = frozenset({"LOAD_FAST", "LOAD_DEREF", "LOAD_CONST"})
+
+
+def _passed(ins: list, i: int, tainted: set, scope: dict, proof: orderfree.Proof, done: set) -> bool:
+    """Whether ``ins[i]`` passes the sample as a positional argument of ``f(<simple loads>)``, ``f`` a module-level
+    Python function (not dpverify's) whose code is then read with that parameter bound to the sample."""
+    start = i
+    while start >= 1 and (ins[start - 1].opname in _SIMPLE or (ins[start - 1].opname == "LOAD_GLOBAL"
+                                                               and not ins[start - 1].arg & 1)):
+        start -= 1
+    end = i
+    while end + 1 < len(ins) and (ins[end + 1].opname in _SIMPLE or (ins[end + 1].opname == "LOAD_GLOBAL"
+                                                                    and not ins[end + 1].arg & 1)):
+        end += 1
+    head = ins[start - 1] if start >= 1 else None
+    arity = end - start + 1
+    if head is None or head.opname != "LOAD_GLOBAL" or not head.arg & 1 or end + 2 >= len(ins) \
+            or ins[end + 1].opname != "PRECALL" or ins[end + 1].arg != arity \
+            or ins[end + 2].opname != "CALL" or ins[end + 2].arg != arity:
+        return False
+    fn = scope.get(head.argval, orderfree._MISSING)
+    if type(fn) is not types.FunctionType or orderfree._dpverify_function(fn):
+        return False
+    callee = fn.__code__
+    if callee.co_argcount < arity or callee.co_flags & 0x0C:  # *args/**kwargs: positions not plain
+        return False
+    proof.bindings.append((scope, head.argval, fn))
+    names = {callee.co_varnames[k - start] for k in range(start, end + 1) if ins[k].argval in tainted
+             and ins[k].opname != "LOAD_CONST"}
+    _sample_uses(callee, names, fn.__globals__, proof, done)
+    return True
+
+
+def _captured(ins: list, i: int, tainted: set, scope: dict, proof: orderfree.Proof, done: set, where: str) -> None:
+    """A nested function (or comprehension) made with the sample among its free variables: read it too."""
+    j = i
+    while j < len(ins) and ins[j].opname == "LOAD_CLOSURE":
+        j += 1
+    first = i
+    while first >= 1 and ins[first - 1].opname == "LOAD_CLOSURE":
+        first -= 1
+    if j + 2 >= len(ins) or ins[j].opname != "BUILD_TUPLE" or ins[j].arg != j - first \
+            or ins[j + 1].opname != "LOAD_CONST" or not isinstance(ins[j + 1].argval, types.CodeType) \
+            or ins[j + 2].opname != "MAKE_FUNCTION" or not ins[j + 2].arg & 8:
+        raise _NotBlind(f"{where} captures its sample in an unexpected way")
+    inner = ins[j + 1].argval
+    names = {x.argval for x in ins[first:j]}
+    _sample_uses(inner, {n for n in inner.co_freevars if n in tainted and n in names}, scope, proof, done)
+
+
 def runs(msum: Any, n: int, weighted: Iterator[tuple[tuple, int]]) -> Optional[_Runs]:
     """Every multiset of ``weighted`` ((counts, exact weight) pairs) read blind, or None (see the module).  The
     runs are spec code under :mod:`~dpverify.engine.program.contract` (``type(x)`` of a stand-in in a spec
     module refuses, ``id()`` and outside randomness are violations): any violation returns None."""
+    proof = admit(msum.program)
+    if proof is None:
+        return None
     token, violations = contract.enter()
     try:
         found = _runs(msum, n, weighted)
     finally:
         contract.leave(token)
-    return None if violations else found
+    return None if violations or not proof.bindings_hold() else found
 
 
 def _runs(msum: Any, n: int, weighted: Iterator[tuple[tuple, int]]) -> Optional[_Runs]:
@@ -372,8 +570,7 @@ def _runs(msum: Any, n: int, weighted: Iterator[tuple[tuple, int]]) -> Optional[
     lengthy = (_RECORD,) * n
     one_run = True  # each run read by once() while it can be; from the first that cannot, by capture()
     for counts, weight in weighted:
-        data = BlindSample(lengthy)
-        data.counts = dict(zip(records, counts))
+        data = _set_counts(BlindSample(lengthy), dict(zip(records, counts)))
         try:
             if one_run:
                 try:
@@ -419,4 +616,4 @@ def enclosure(msum: Any, n: int) -> Optional[Any]:
     return ctx.mpf([low.a, high.b])
 
 
-__all__ = ["BlindSample", "PROBES", "Refused", "blind", "enclosure", "real", "runs"]
+__all__ = ["BlindSample", "LOPSIDED", "PROBES", "Refused", "admit", "blind", "enclosure", "real", "runs"]
