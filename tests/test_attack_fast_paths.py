@@ -184,6 +184,18 @@ def test_a_learner_that_marks_its_counts_is_not_verified(tmp_path) -> None:
     assert report["exit_code"] != 0
 
 
+def test_a_learner_that_marks_its_sample_object_is_not_verified(tmp_path) -> None:
+    """The same mark left in the sample object's own __dict__ (past the read-only counts): each replay of the
+    program now gets a new sample object (Sample.replay), so the mark is never seen: refuted, P = 1/2."""
+    source = COUNTS_MUTATION.replace('''    fresh = "_seen" not in data.counts
+    data.counts["_seen"] = True''', '''    store = data.__dict__
+    fresh = "_seen" not in store
+    store["_seen"] = True''')
+    assert "store" in source
+    report = check(tmp_path, source)
+    assert statuses(report) == ["refuted"], report
+
+
 def test_the_counts_of_a_sample_are_read_only_and_fresh_per_read() -> None:
     data = Sample((0, 0, 1))
     data.counts = {0: 2, 1: 1}

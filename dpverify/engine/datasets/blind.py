@@ -61,7 +61,7 @@ from ..program import contract
 from ..program.reading import keywords
 from ..program.run import ACTIVE
 from . import orderfree
-from .counts import Sample, _probes
+from .counts import Sample, _probes, fresh
 
 PROBES = 3
 """Count vectors per n (the most even of :func:`.counts._probes`) run as real samples too, in population order
@@ -133,7 +133,7 @@ class BlindSample(Sample):
 
     def __getattribute__(self, name: str) -> Any:
         if name == "counts":
-            return MappingProxyType(dict(tuple.__getattribute__(self, "__dict__")["_counts"]))
+            return Sample.counts.fget(self)
         _refuse(f"the program read the attribute {name!r} of its sample")
 
 
@@ -141,7 +141,7 @@ BlindSample.__name__ = BlindSample.__qualname__ = "Sample"
 
 
 def _set_counts(data: BlindSample, counts: dict) -> BlindSample:
-    tuple.__getattribute__(data, "__dict__")["_counts"] = counts
+    Sample.counts.fset(data, counts)
     return data
 
 
@@ -363,7 +363,7 @@ def _law(program: Any, kwargs: dict, data: Sample, backend: Any, first: bool) ->
             return once(lambda: program(data, **kwargs), backend)
         except NotOnce:
             pass
-    return capture(lambda: program(data, **kwargs), backend)
+    return capture(lambda: program(fresh(data), **kwargs), backend)
 
 
 def _probes_agree(program: Any, kwargs: dict, records: tuple, numerators: list, n: int, backend: Any,
@@ -578,7 +578,7 @@ def _runs(msum: Any, n: int, weighted: Iterator[tuple[tuple, int]]) -> Optional[
                 except NotOnce:
                     one_run = False
             if not one_run:
-                exponent, outputs = capture(lambda: program(data, **kwargs), backend)
+                exponent, outputs = capture(lambda: program(fresh(data), **kwargs), backend)
             if exponent is None:
                 chosen: tuple = (0,) if bad(outputs[0][0]) else ()
             else:

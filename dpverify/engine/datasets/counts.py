@@ -92,11 +92,33 @@ class Sample(tuple):
 
     @property
     def counts(self) -> Mapping:
-        return MappingProxyType(dict(self.__dict__["_counts"]))
+        return MappingProxyType(dict(tuple.__getattribute__(self, "__dict__")["_counts"]))
 
     @counts.setter
     def counts(self, value: Mapping) -> None:
-        self.__dict__["_counts"] = dict(value)
+        tuple.__getattribute__(self, "__dict__")["_counts"] = tuple(dict(value).items())  # immutable pairs
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        if name != "counts":
+            raise TypeError(f"a sample's attributes are read-only (the program set {name!r})")
+        Sample.counts.fset(self, value)
+
+    def __delattr__(self, name: str) -> None:
+        raise TypeError(f"a sample's attributes are read-only (the program deleted {name!r})")
+
+    @staticmethod
+    def replay(data: "Sample") -> "Sample":
+        """A new sample object with ``data``'s records and counts, for one run of a replayed program: whatever
+        a run leaves on its sample object (``data.__dict__``) is not seen by the next run."""
+        kind = tuple.__getattribute__(data, "__class__")
+        copy = tuple.__new__(kind, tuple.__getitem__(data, slice(None)))
+        tuple.__getattribute__(copy, "__dict__")["_counts"] = tuple.__getattribute__(data, "__dict__")["_counts"]
+        return copy
+
+
+def fresh(data: Any) -> Any:
+    """:meth:`Sample.replay` of a sample, anything else as it is."""
+    return Sample.replay(data) if isinstance(data, Sample) else data
 
 
 class SealedSample(tuple):
@@ -260,7 +282,7 @@ def _agrees(form: CountsForm, program: Callable[..., Any], kwargs: Mapping[str, 
             data = Sample(order)
             data.counts = dict(zip(records, counts))
             try:
-                exponent, outputs = capture(lambda: program(data, **kwargs), backend)
+                exponent, outputs = capture(lambda: program(fresh(data), **kwargs), backend)
             except Exception:  # noqa: BLE001 (not of the fast form on a real sample: do not use the form)
                 return False
             if exponent is None:

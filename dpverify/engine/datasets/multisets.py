@@ -30,7 +30,7 @@ from . import counts as by_counts
 from ..execution import executor as executors
 from ...errors import SpecError
 from ..program.backend import IntervalBackend
-from .counts import Sample
+from .counts import Sample, fresh
 from ..program.enumerate import Session, _typed
 from ..program.fastlaw import ExpAtoms, Exponent, Unsupported, bits_for, capture, rational, scaled
 from ..execution.pool import WorkerFailed, parallel_map
@@ -324,7 +324,7 @@ class MultisetSum:
         for data, counts, weight in (self._sequences(n) if self.sequences else
                                      self._weighted_samples(n, firsts, blocks)):
             try:
-                exponent, outputs = capture(lambda: program(data, **kwargs), self.backend)
+                exponent, outputs = capture(lambda: program(fresh(data), **kwargs), self.backend)
             except Exception:  # not of the fast form (or an error the general reading reports properly)
                 fallbacks += 1
                 law = _call(self.program, data, self.values, self.session)
@@ -385,7 +385,7 @@ class MultisetSum:
             got = None
             if base[0] == "fast":
                 try:
-                    got = capture(lambda: program(sample, **kwargs), self.backend)
+                    got = capture(lambda: program(fresh(sample), **kwargs), self.backend)
                 except Exception:  # noqa: BLE001 (another form on this ordering: compared by the readings below)
                     got = None
             if got is not None:

@@ -43,7 +43,11 @@ def keywords(fn: Callable[..., Any], params: Mapping[str, Any], skip: int = 2) -
 
 
 def call_with(program: Callable[..., Any], data: tuple, params: Mapping[str, Any]) -> Any:
-    """Call a mechanism with the parameters it declares (a grid may hold claim-only ones)."""
+    """Call a mechanism with the parameters it declares (a grid may hold claim-only ones).  A sample of a
+    sample-complexity sum is passed as a new object per call (``Sample.replay``: replays do not share state)."""
+    if type(data) is not tuple:
+        from ..datasets.counts import fresh  # noqa: PLC0415 (the datasets package imports this one)
+        data = fresh(data)
     return program(data, **keywords(program, params, skip=1))
 
 
