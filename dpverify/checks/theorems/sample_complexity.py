@@ -384,8 +384,9 @@ def order_note(failure: MultisetSum, first: int, last: int) -> str:
     return f"assumed: the learner ignores the order of its sample ({'; '.join(parts)})"
 
 
-BLIND_NOTE = ("every multiset run on a stand-in sample whose records refuse any use, so that no ordering can change "
-              "its law; cross-checked against real samples read in two orders")
+BLIND_NOTE = ("its code and all it calls read statically: the sample used only as data.counts and len(data); "
+              "every multiset run on a stand-in sample whose records refuse any use, so that no ordering can change "
+              "its law; cross-checked against real samples read in two orders, lopsided ones included")
 
 
 def _list(ns: list[int]) -> str:
