@@ -98,6 +98,15 @@ def by_class(data):
     return int(ones * 2 > len(data))
 
 
+def getattr(d, name, default=None):  # noqa: A001 (shadows the builtin on purpose: a helper, not the builtin)
+    return d[0]
+
+
+def by_a_module_getattr(data):
+    counts = getattr(data, "counts", None)
+    return int(counts is None)
+
+
 def counts_only(data):
     ones = data.counts[1]
     return int(ones * 2 > len(data))
@@ -115,7 +124,8 @@ def test_the_blind_hasattr_learner_is_refuted(tmp_path) -> None:
     assert report["exit_code"] == 1
 
 
-@pytest.mark.parametrize("program", [by_hasattr, by_class_name, by_class, by_tuple_add, by_tuple_getitem])
+@pytest.mark.parametrize("program", [by_hasattr, by_class_name, by_class, by_tuple_add, by_tuple_getitem,
+                                     by_a_module_getattr])
 def test_a_learner_that_can_tell_the_stand_in_apart_is_not_summed_blind(program) -> None:
     from dpverify.engine.datasets import blind
     assert blind.admit(program) is None  # the whitelist gate: hasattr, a dunder, tuple's methods

@@ -480,8 +480,9 @@ def _sample_uses(code: types.CodeType, tainted: set, scope: dict, proof: orderfr
             continue
         before = ins[i - 1] if i >= 1 else None
         if before is not None and before.opname == "LOAD_GLOBAL" and before.arg & 1:
-            if before.argval == "getattr" and _counts_getattr(ins, i - 1):
-                continue  # _BlindReach resolved it to the builtin
+            if before.argval == "getattr" and "getattr" not in scope and _counts_getattr(ins, i - 1) \
+                    and builtins.__dict__.get("getattr") is _GETATTR:
+                continue  # the builtin (a module-level getattr is read as a function the sample is passed to)
             called = i + 2 < len(ins) and ins[i + 1].opname == "PRECALL" and ins[i + 1].arg == 1 \
                 and ins[i + 2].opname == "CALL" and ins[i + 2].arg == 1
             if called and before.argval == "len" and "len" not in scope \
