@@ -49,7 +49,6 @@ from ...dsl.universe import Neighbours, l1_one, linf_one
 from ..decide.eventually import Undecided, supremum
 from ..program.backend import exact_sign
 from ..sensitivity.derivable import N, NotDerivable
-from ..sensitivity.derive import derive
 from .gate import pure_query
 from .reading import Reading, Step
 from .values import DataValue, NotStructural, Record
@@ -98,6 +97,7 @@ class _Costing:
     def delta(self, query: Query, relation: Neighbours, candidates: tuple = (None,),
               domain: Any = None) -> sympy.Expr:
         try:
+            from ..sensitivity.derive import derive  # lazily: a program without queries (randomized response) never needs it
             d = derive(query, relation, domain if domain is not None else self.domain_of(query), candidates)
         except (NotDerivable, Exception) as err:  # noqa: BLE001 -- any failure: no derivation, no proof
             raise NotStructural(f"the sensitivity of {query.describe()} is not derived: {err}") from None
@@ -133,6 +133,7 @@ class _Costing:
         if query.domain is None:
             raise NotStructural("the mechanism's query has no record domain")
         try:
+            from ..sensitivity.derive import derive  # lazily, as above
             d = derive(query, declared, query.domain, candidates)
             value = supremum(d.expr, N, d.n_min) if declared is Neighbours.ADD_REMOVE else d.expr
         except (NotDerivable, Undecided) as err:
