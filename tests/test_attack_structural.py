@@ -277,3 +277,85 @@ def test_a_library_class_that_holds_a_stand_in_is_refused() -> None:
     for mechanism in (basic_text, basic_holder):
         with pytest.raises(NotStructural, match="library class"):
             cost_of(mechanism, _universe(3), {"eps": eps})
+
+
+# Hostile review 2 (/tmp/attack_structural2): four false proofs past the gate.
+BIG = 2.0 ** 52
+B53 = 2.0 ** 53 - 4
+
+
+class ShiftRecord(int):
+    """A record class whose __radd__ is a binary shift: sum([a, b]) = 2a + b in real runs."""
+
+    def __radd__(self, acc):
+        return int(acc) * 2 + int(self)
+
+
+def sum_of_records(data, eps):
+    return dp.laplace(sum(data), 1 / eps)
+
+
+def float_term_sum(data, eps):  # real runs add doubles: 2^52 + 2^52 + 1 rounds past 2^53
+    return dp.laplace(sum(BIG + x for x in data), 1 / eps)
+
+
+def float_scale_of_n(data, eps):  # g = 1 exactly, 1/2 in doubles at n = 5
+    n = len(data)
+    g = ((B53 + n) - B53 - n + 2) / 2
+    return dp.laplace(sum(data), 1 / (eps / g))
+
+
+ZEROS_0_3 = dp.count(lambda x: x == 0, domain=[0, 1, 2, 3])
+SUM_NO_DOMAIN = dp.total(lambda x: x)
+
+
+def declared_and_undeclared(data, eps):
+    return dp.laplace(ZEROS_0_3(data), 1 / eps), dp.laplace(SUM_NO_DOMAIN(data), 1 / eps)
+
+
+def _review2(mechanism, records, n, claim, name):
+    spec = dp.spec(mechanism, name=name, universe=dp.universe(list(records), n=n, neighbours=dp.REPLACE_ONE),
+                   grid={eps: [HALF]}, claims=[dp.private(claim)])
+    return dp.check(spec)
+
+
+def test_review2_a_record_class_with_its_own_operators_gets_no_structural_proof() -> None:
+    records = (ShiftRecord(0), ShiftRecord(1))
+    with pytest.raises(NotStructural, match="plain records"):
+        cost_of(sum_of_records, _universe(1, records), {"eps": eps})
+    for r in _review2(sum_of_records, records, 1, eps, "lie"):
+        assert not _all_datasets(r), r.coverage
+    [r] = _review2(sum_of_records, records, 2, eps, "truth")
+    assert r.status == Status.REFUTED, r.message
+    assert cost_of(sum_of_records, _universe(1), {"eps": eps}).eps == eps  # plain ints: still proved
+
+
+@pytest.mark.parametrize("mechanism,lie_n,truth_n", [(float_term_sum, 1, 2), (float_scale_of_n, [1, 2], 5)])
+def test_review2_floats_get_no_structural_proof(mechanism, lie_n, truth_n) -> None:
+    with pytest.raises(NotStructural, match="float"):
+        cost_of(mechanism, _universe(lie_n), {"eps": eps})
+    for r in _review2(mechanism, (0, 1), lie_n, eps, "lie"):
+        assert not _all_datasets(r), r.coverage
+    [r] = _review2(mechanism, (0, 1), truth_n, eps, "truth")
+    assert r.status == Status.REFUTED, r.message
+
+
+def test_review2_the_label_names_a_domain_every_query_was_derived_over() -> None:
+    cost = cost_of(declared_and_undeclared, _universe(1), {"eps": eps})
+    assert cost.domain == "{0, 1}", cost.domain  # SUM was derived over the universe's records only
+    for r in _review2(declared_and_undeclared, (0, 1), 1, 2 * eps, "lie"):
+        assert not (_all_datasets(r) and "{0, 1, 2, 3}" in r.coverage["label"]), r.coverage
+    [r] = _review2(declared_and_undeclared, (0, 1, 2, 3), 1, 2 * eps, "truth")
+    assert r.status == Status.REFUTED, r.message
+
+
+def test_review2_the_exponential_mechanism_needs_a_positive_eps() -> None:
+    from dpverify.engine.structural.lemmas import _Costing
+    from dpverify.engine.structural.reading import Step
+    from dpverify.engine.structural.values import DataValue
+    from dpverify.dsl.universe import Neighbours
+    q = dp.count(lambda x: x == 1, domain=[0, 1])
+    step = Step("exponential_mechanism", DataValue(((sympy.Integer(1), q),)), -eps, 1, stated=sympy.Integer(1),
+                score=(q, (0, 1)))
+    with pytest.raises(NotStructural, match="not shown positive"):
+        _Costing(Neighbours.REPLACE_ONE, (0, 1)).step(step)

@@ -40,6 +40,7 @@ assumptions on bound - cost.  Never a float comparison.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from fractions import Fraction
 from typing import Any, Optional
 
 import sympy
@@ -51,7 +52,7 @@ from ..program.backend import exact_sign
 from ..sensitivity.derivable import N, NotDerivable
 from .gate import pure_query
 from .reading import Reading, Step
-from .values import DataValue, NotStructural, Record
+from .values import DataValue, NotStructural, Record, is_float
 
 
 @dataclass
@@ -73,6 +74,27 @@ def _contains(domain: Any, records: tuple) -> bool:
     return False
 
 
+_PLAIN = frozenset({int, bool, str, Fraction, sympy.Integer, sympy.Rational, sympy.core.numbers.Zero,
+                    sympy.core.numbers.One, sympy.core.numbers.NegativeOne, sympy.core.numbers.Half})
+"""The exact types of a plain record (no subclass: a record class's own operator methods -- an int subclass's
+__radd__, __eq__ -- run unread in real runs, while the structural reading uses the record's number)."""
+
+
+def _plain(record: Any, depth: int = 0) -> bool:
+    if type(record) is tuple and depth < 20:
+        return all(_plain(r, depth + 1) for r in record)
+    return type(record) in _PLAIN
+
+
+def plain_records(records: Any, where: str) -> None:
+    """Refuse a structural proof unless every record is plain (see :data:`_PLAIN`, tuples of them too)."""
+    for record in records:
+        if not _plain(record):
+            raise NotStructural(f"{where} holds the record {record!r} of type {type(record).__name__}: only plain "
+                                "records (exactly int, bool, str, Fraction, sympy Integer/Rational, or tuples "
+                                "of them; no subclass, no float) are read structurally")
+
+
 def _show(records: tuple) -> str:
     return "{" + ", ".join(str(r) for r in records) + "}" if len(records) <= 12 else f"{len(records)} records"
 
@@ -89,6 +111,8 @@ class _Costing:
 
     def domain_of(self, query: Query) -> Any:
         domain = query.domain if query.domain is not None else Finite(self.records)
+        if isinstance(domain, Finite):
+            plain_records(domain.records, f"the domain of {query.describe()}")
         if not _contains(domain, self.records):
             raise NotStructural(f"the query {query.describe()}'s domain {domain.describe()} does not hold every "
                                 "record of the universe")
@@ -132,6 +156,8 @@ class _Costing:
         """The Delta the mechanism itself divides by when it derives it (as dpverify's runtime does)."""
         if query.domain is None:
             raise NotStructural("the mechanism's query has no record domain")
+        if isinstance(query.domain, Finite):
+            plain_records(query.domain.records, f"the domain of {query.describe()}")
         try:
             from ..sensitivity.derive import derive  # lazily, as above
             d = derive(query, declared, query.domain, candidates)
@@ -153,6 +179,7 @@ class _Costing:
         if isinstance(s.centre, Record):
             if s.kind != "randomized_response":
                 raise NotStructural("a record read by something other than randomized response")
+            plain_records(s.score[0], "randomized response's values")
             cost = sympy.Abs(s.param)
             self.n_min = max(self.n_min, s.centre.index + 1)
             self.lines.append(f"{where}: randomized response of data[{s.centre.index}] over values "
@@ -166,6 +193,9 @@ class _Costing:
             stated = s.stated if s.stated is not None else self.stated(query, s.declared, candidates)
             if s.stated is not None and sympy.sympify(stated).is_positive is not True:
                 raise NotStructural(f"the stated sensitivity {stated} is not positive")
+            if sympy.sympify(s.param).is_positive is not True:  # exp(eps u/(2 Delta_s)) with eps <= 0 is no
+                # eps-DP lemma (the cost eps u/Delta_s would be <= 0 and prove anything)
+                raise NotStructural(f"the mechanism's eps = {s.param} is not shown positive for every parameter")
             cost = _simplify(s.param * u / stated)
             what = "Laplace mechanism, scale Delta_s/eps" if s.kind == "laplace_mechanism" else \
                 "exponential mechanism, weights exp(eps u/(2 Delta_s))"
@@ -216,6 +246,7 @@ def record_cost(readings: list[Reading], relation: Any, records: tuple) -> Cost:
     """The cost of a record universe's mechanism for every dataset over its domain, every n >= n_min."""
     if not isinstance(relation, Neighbours):
         raise NotStructural("a custom neighbour relation on records has no structural rule")
+    plain_records(records, "the universe")
     costing = _Costing(relation, records)
     for reading in readings:  # a derivation reads each term once per record of the domain: pure terms only
         for s in reading.steps:
@@ -234,18 +265,24 @@ def record_cost(readings: list[Reading], relation: Any, records: tuple) -> Cost:
         totals.append(_simplify(total))
         per_path.append(costing.lines)
     total, lines = _combined(totals, per_path, readings)
+    if total.has(sympy.Float):
+        raise NotStructural(f"the cost {total} holds a float (the structural reading computes exactly)")
     read = {i for r in readings for i in r.records_read}
     if read:  # data[i] is a record only when n > i: the statement speaks of those sizes only (the gate
         # refuses exception handlers, so no smaller dataset's IndexError can be caught unseen)
         costing.n_min = max(costing.n_min, max(read) + 1)
         lines.append(f"the program reads data[{max(read)}]: every size n >= {max(read) + 1}")
     steps = [s for r in readings for s in r.steps]
-    domains = {id(s.score[0].domain): s.score[0].domain for s in steps
-               if s.score and isinstance(s.score[0], Query) and s.score[0].domain is not None}
-    domains.update({id(b.domain): b.domain for s in steps if isinstance(s.centre, DataValue)
-                    for _, b in s.centre.terms if isinstance(b, Query) and b.domain is not None})
+    queries = [s.score[0] for s in steps if s.score and isinstance(s.score[0], Query)]
+    queries += [b for s in steps if isinstance(s.centre, DataValue) for _, b in s.centre.terms if isinstance(b, Query)]
+    domains = {id(q.domain): q.domain for q in queries if q.domain is not None}
     shared = list(domains.values())
-    plain = not any(r.raw_forms or r.records_read for r in readings) and len(shared) == 1
+    # the label names a declared domain only when EVERY query's sensitivity was derived over it: a query
+    # without a domain was derived over the universe's records (domain_of), and a bound derived over a
+    # domain holding the records also holds for the datasets over the records -- so the label falls back
+    # to the universe's records
+    plain = (not any(r.raw_forms or r.records_read for r in readings) and len(shared) == 1
+             and all(q.domain is not None for q in queries))
     for domain in shared:
         if isinstance(domain, Interval):
             _interval_terms_trusted(steps)
@@ -281,6 +318,10 @@ def _interval_terms_trusted(steps: list) -> None:
                                     f"{code.co_firstlineno}): its derived sensitivity is not trusted")
             if ins.opname == "LOAD_GLOBAL" and type(scope.get(ins.argval)) is types.FunctionType:
                 raise NotStructural(f"a record term over a real interval calls the function {ins.argval!r}")
+            if (ins.opname == "LOAD_CONST" and isinstance(ins.argval, float)) or (
+                    ins.opname == "LOAD_GLOBAL" and is_float(scope.get(ins.argval))):
+                raise NotStructural(f"a record term over a real interval computes with a float (line "
+                                    f"{code.co_firstlineno}): real runs round it, the derivation is exact")
             if ins.opname == "LOAD_CONST" and isinstance(ins.argval, types.CodeType):
                 check(ins.argval, scope)
 
@@ -296,7 +337,17 @@ def _interval_terms_trusted(steps: list) -> None:
         for fn in fns:
             if type(fn) is not types.FunctionType:
                 raise NotStructural("a record term over a real interval that is not a Python function")
+            if any(is_float(c.cell_contents) for c in fn.__closure__ or () if _filled(c)):
+                raise NotStructural("a record term over a real interval captures a float: real runs round it")
             check(fn.__code__, fn.__globals__)
+
+
+def _filled(cell: Any) -> bool:
+    try:
+        cell.cell_contents
+        return True
+    except ValueError:
+        return False
 
 
 def answers_cost(readings: list[Reading], relation: Any, m: int) -> Cost:
@@ -309,6 +360,8 @@ def answers_cost(readings: list[Reading], relation: Any, m: int) -> Cost:
         totals.append(total)
         per_path.append(lines)
     total, lines = _combined(totals, per_path, readings)
+    if total.has(sympy.Float):
+        raise NotStructural(f"the cost {total} holds a float (the structural reading computes exactly)")
     geometric = any(s.kind == "geometric" and s.centre is not None for r in readings for s in r.steps)
     return Cost(total, 0, f"{'integer ' if geometric else ''}answer vectors of length {m}", lines)
 

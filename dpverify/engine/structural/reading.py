@@ -45,7 +45,8 @@ from ...dsl.universe import Neighbours
 from ..sensitivity.derivable import N
 from .gate import admit, pure_term
 from .values import (MARK, DataValue, GenericData, GenericIterator, GenericScore, Handle, NotStructural, QueryView,
-                     Record, Sym, _Refusing as _RefusingBase, exact_constant, refuse, set_run)
+                     Record, Sym, _Refusing as _RefusingBase, exact_constant, is_float, refuse, refuse_float,
+                     set_run)
 
 MAX_FUNCTIONS = 200
 """Functions the overlay re-creates for one program (its helpers, transitively); beyond it: refused."""
@@ -125,8 +126,8 @@ class _Run:
         return Handle()
 
     def exact(self, value: Any, what: str, fn: str) -> Any:
-        if what == "value" and isinstance(value, (DataValue, Handle)):
-            return value
+        if what == "value" and (isinstance(value, (DataValue, Handle)) or is_float(value)):
+            return value  # a float centre is a constant: noise on it is free (the scale may not be a float)
         return self.constant(value, f"{fn}: {what}")
 
     def exact_math(self, fn: Callable[[Any], Any], value: Any) -> Any:
@@ -143,16 +144,22 @@ class _Run:
         if isinstance(value, Sym):
             return value.expr
         found = exact_constant(value)
+        if found is None and is_float(value):
+            return refuse_float(what)
         if found is None:
             return refuse(f"{what} depends on the data or the noise ({type(value).__name__})")
         return found
 
     def _step(self, kind: str, centre: Any, param: Any, line: int, **extra: Any) -> None:
-        if isinstance(centre, Handle) or exact_constant(centre) is not None or isinstance(centre, Sym):
+        if isinstance(centre, Handle) or exact_constant(centre) is not None or isinstance(centre, Sym) \
+                or is_float(centre):
             centre = None  # noise on a constant or on a noisy value: post-processing, free
         elif not isinstance(centre, (DataValue, Record)):
             refuse(f"noise centred on {type(centre).__name__} is not read structurally")
-        self.reading.steps.append(Step(kind, centre, sympy.sympify(param), line, **extra))
+        param = sympy.sympify(param)
+        if param.has(sympy.Float) or any(is_float(v) for v in extra.values()):
+            refuse_float(f"the {kind.replace('_', ' ')} step's parameter")
+        self.reading.steps.append(Step(kind, centre, param, line, **extra))
 
     def record(self, key: Any) -> Any:
         if self.answers is not None:
@@ -178,6 +185,8 @@ class _Run:
     # ----- the builtins overlay ---------------------------------------------------------
     def sum_(self, iterable: Any, start: Any = 0) -> Any:
         if isinstance(iterable, GenericData):
+            if is_float(start):  # 0.0 + records: a float sum, rounded in real runs
+                return refuse_float("sum(data, start)")
             if start != 0 or isinstance(start, bool):
                 return refuse("sum(data, start) with a non-zero start")
             self.reading.raw_forms = True
@@ -191,6 +200,8 @@ class _Run:
         """sum(<t(x)> for x in data): the query total(t) with t evaluated, exactly, on every record of the
         universe by the generator's own code (filters and inner loops included); the term may not draw
         noise, branch on noise or give anything but an exact number."""
+        if is_float(start):
+            return refuse_float("sum(<term> for x in data, start)")
         if exact_constant(start) is None:
             return refuse("sum(<term> for x in data, start) with a start that is not a constant")
         code, frame = generator.gi_code, generator.gi_frame
@@ -208,6 +219,8 @@ class _Run:
             total: Any = 0
             for item in term_fn(iter((record,))):
                 value = exact_constant(item)
+                if value is None and is_float(item):  # real runs add the terms in rounded floats
+                    return refuse_float(f"the term of sum(... for x in data) on the record {record!r}")
                 if value is None:
                     return refuse(f"the term of sum(... for x in data) gives {type(item).__name__} on the record "
                                   f"{record!r}, not an exact number")
@@ -513,7 +526,8 @@ def _check_output(value: Any, depth: int = 0) -> None:
         if value.expr.free_symbols - {N}:  # as in the symbolic reading: an output that follows a parameter
             refuse("the output holds a value computed from a parameter (the proof would speak of every value "
                    "of an output the exact readings see at one)")
-    elif not (isinstance(value, (Handle, str, bytes, type(None))) or exact_constant(value) is not None):
+    elif not (isinstance(value, (Handle, str, bytes, type(None))) or exact_constant(value) is not None
+              or is_float(value)):
         refuse(f"the output holds a {type(value).__name__}, which is not read structurally")
 
 

@@ -57,18 +57,33 @@ def set_run(run: Any) -> Any:
 
 
 def exact_constant(value: Any) -> Optional[sympy.Expr]:
-    """A plain Python/sympy number as an exact sympy number, or None for anything else."""
+    """A plain Python/sympy number as an exact sympy number, or None for anything else -- a float (Python or
+    sympy) included: a real run computes with it in rounded binary arithmetic (2.0**53 + 1 == 2.0**53), the
+    structural reading would compute exactly, so a float may not enter a scale, a centre, a term's value or
+    a value combined with a parameter or n (see :func:`is_float`)."""
     if isinstance(value, bool):
         return sympy.Integer(int(value))
     if isinstance(value, int):
         return sympy.Integer(value)
     if isinstance(value, Fraction):
         return sympy.Rational(value.numerator, value.denominator)
-    if isinstance(value, float):
-        return sympy.Rational(value) if value == value and abs(value) != float("inf") else None
-    if isinstance(value, sympy.Expr) and value.is_number:
+    if isinstance(value, sympy.Expr) and value.is_number and not value.has(sympy.Float):
         return value
     return None
+
+
+def is_float(value: Any) -> bool:
+    """A Python float or a sympy expression holding a sympy Float: refused wherever the structural reading
+    would compute with it (post-processing of noisy values and outputs may still hold floats)."""
+    return isinstance(value, float) or (isinstance(value, sympy.Basic) and value.has(sympy.Float))
+
+
+FLOAT_REASON = ("a float (the real program rounds binary floats, e.g. 2.0**53 + 1 == 2.0**53; the structural "
+                "reading computes exactly): use ints, fractions.Fraction or sympy.Rational")
+
+
+def refuse_float(where: str) -> Any:
+    return refuse(f"{where} uses {FLOAT_REASON}")
 
 
 def _from_spec_code(depth: int = 2) -> bool:
@@ -193,12 +208,16 @@ class Sym(_Refusing):
 
     def __init__(self, expr: Any) -> None:
         self.expr = sympy.sympify(expr)
+        if self.expr.has(sympy.Float):
+            refuse_float("a parameter or dataset size")
 
 
     def _arith(self, other: Any, op: Any, reverse: bool = False) -> Any:
         if isinstance(other, (DataValue, Handle)):
             return other._arith(self, op, not reverse)
         value = other.expr if isinstance(other, Sym) else exact_constant(other)
+        if value is None and is_float(other):
+            return refuse_float("the program combines a parameter or n with a value that")
         if value is None:
             return refuse(f"the program combines a parameter with {type(other).__name__}")
         return Sym(op(value, self.expr) if reverse else op(self.expr, value))
@@ -246,6 +265,8 @@ class DataValue(_Refusing):
                                  + (self.terms if not reverse else other.terms))
             return refuse("the program multiplies or divides two values computed from the data")
         value = other.expr if isinstance(other, Sym) else exact_constant(other)
+        if value is None and is_float(other):
+            return refuse_float("the program combines a data value with a value that")
         if value is None:
             return refuse(f"the program combines a data value with {type(other).__name__}")
         if op in (_add, _sub):
@@ -334,7 +355,7 @@ class Handle(_Refusing):
     def _compare(self, other: Any, op: str) -> bool:
         if isinstance(other, (DataValue, Record, GenericData)) or other is MARK:
             return refuse("the program compares a noisy value with a value computed from the data without noise")
-        if not (isinstance(other, (Handle, Sym)) or exact_constant(other) is not None):
+        if not (isinstance(other, (Handle, Sym)) or exact_constant(other) is not None or is_float(other)):
             return refuse(f"the program compares a noisy value with {type(other).__name__}")
         return _branch(f"comparison ({op}) of a noisy value")
 
@@ -342,8 +363,8 @@ class Handle(_Refusing):
     def _arith(self, other: Any, op: Any, reverse: bool = False) -> Any:
         if isinstance(other, (DataValue, Record, GenericData)):
             return refuse("the program combines a noisy value with a value computed from the data without noise")
-        if isinstance(other, (Handle, Sym)) or exact_constant(other) is not None:
-            return Handle()
+        if isinstance(other, (Handle, Sym)) or exact_constant(other) is not None or is_float(other):
+            return Handle()  # post-processing of noisy values: floats may round, the loss does not change
         return refuse(f"the program combines a noisy value with {type(other).__name__}")
 
     def __add__(self, o: Any) -> Any: return self._arith(o, _add)
@@ -469,4 +490,4 @@ def _on_code() -> Any:
 
 
 __all__ = ["DataValue", "GenericData", "GenericIterator", "GenericScore", "Handle", "QueryView", "MARK", "NotStructural", "Record", "Sym", "exact_constant",
-           "refuse"]
+           "is_float", "refuse", "refuse_float"]
