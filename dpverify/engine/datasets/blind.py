@@ -105,7 +105,13 @@ class _BlindRecord:
     __getitem__ = __iter__ = __len__ = __contains__ = __int__ = __float__ = __index__ = _refuse  # type: ignore
     __add__ = __radd__ = __sub__ = __rsub__ = __mul__ = __rmul__ = __truediv__ = __rtruediv__ = _refuse
     __floordiv__ = __rfloordiv__ = __mod__ = __rmod__ = __pow__ = __rpow__ = __and__ = __or__ = _refuse
-    __neg__ = __pos__ = __abs__ = __call__ = __getattr__ = __repr__ = __str__ = __format__ = _refuse
+    __neg__ = __pos__ = __abs__ = __call__ = __repr__ = __str__ = __format__ = _refuse
+
+    def __getattr__(self, name: str) -> Any:
+        if name == "__wrapped__":  # inspect.unwrap's probe (doctest, pydoc): missing, as on a real record
+            raise AttributeError(name)
+        self._refuse()
+
     __reduce__ = __reduce_ex__ = __copy__ = __deepcopy__ = __complex__ = __round__ = _refuse
     __dpverify_type_probe__ = _refuse  # type(x) in a spec module (engine/program/contract.spec_type)
 
@@ -158,7 +164,13 @@ class _Drawn:
     __getitem__ = __iter__ = __len__ = __contains__ = __int__ = __float__ = __index__ = _refuse  # type: ignore
     __add__ = __radd__ = __sub__ = __rsub__ = __mul__ = __rmul__ = __truediv__ = __rtruediv__ = _refuse
     __floordiv__ = __rfloordiv__ = __mod__ = __rmod__ = __pow__ = __rpow__ = __and__ = __or__ = _refuse
-    __neg__ = __pos__ = __abs__ = __call__ = __getattr__ = __repr__ = __str__ = __format__ = _refuse
+    __neg__ = __pos__ = __abs__ = __call__ = __repr__ = __str__ = __format__ = _refuse
+
+    def __getattr__(self, name: str) -> Any:
+        if name == "__wrapped__":  # inspect.unwrap's probe (doctest, pydoc): missing, as on a real record
+            raise AttributeError(name)
+        self._refuse()
+
     __reduce__ = __reduce_ex__ = __copy__ = __deepcopy__ = __complex__ = __round__ = _refuse
     __dpverify_type_probe__ = _refuse  # type(x) in a spec module (engine/program/contract.spec_type)
 

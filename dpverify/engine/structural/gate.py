@@ -114,8 +114,8 @@ def _dsl_callable(value: Any, what: str, depth: int = 0) -> None:
     module = str(getattr(value, "__module__", "") or "")
     if not (module == "dpverify" or module.startswith("dpverify.")):
         return  # not dpverify's own (a spec module's function: read by the gate like any other)
-    import dpverify
-    if type(value) is types.FunctionType and any(getattr(dpverify, n, None) is value for n in DSL_CALLABLES):
+    from ... import dsl  # the DSL package, which the root facade re-exports (never the root: it imports every layer)
+    if type(value) is types.FunctionType and any(getattr(dsl, n, None) is value for n in DSL_CALLABLES):
         return
     from ...dsl.queries import Query
     if isinstance(value, Query):

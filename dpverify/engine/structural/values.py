@@ -122,6 +122,8 @@ class _Refusing:
         return object.__getattribute__(self, name)
 
     def __getattr__(self, name: str) -> Any:
+        if name == "__wrapped__":  # inspect.unwrap's probe (doctest, pydoc): missing, as on a real value
+            raise AttributeError(name)
         return self._no(f"reads the attribute {name!r} of")
 
     def __str__(self) -> str:
