@@ -103,7 +103,7 @@ SCRIPT = textwrap.dedent("""
     signal.signal(signal.SIGINT, signal.default_int_handler)
 
     def slow(item):
-        print(os.getpid(), flush=True)
+        os.write(1, f"{os.getpid()}\\n".encode())  # one write(2) under PIPE_BUF: the two workers' lines never interleave
         time.sleep(120)
         return item
 
@@ -124,7 +124,10 @@ def two_workers(inherited_sigint: object = signal.SIG_DFL) -> Iterator[tuple[sub
                                preexec_fn=lambda: signal.signal(signal.SIGINT, inherited_sigint))
     workers: list[int] = []
     try:
-        workers = [int(process.stdout.readline()) for _ in range(2)]
+        while len(workers) < 2:  # pids, one per line (a CI log once showed a blank line among them)
+            line = process.stdout.readline()
+            assert line, "the script ended before its two workers started"
+            workers += [int(token) for token in line.split()]
         assert all(alive(p) for p in workers)
         yield process, workers
     finally:
