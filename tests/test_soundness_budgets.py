@@ -126,6 +126,17 @@ def test_the_z3_safety_net_says_so(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def test_the_formula_safety_net_gives_unknown_saying_so(monkeypatch: pytest.MonkeyPatch) -> None:
+    from dpverify.checks.formulas import check as formula_check
+    real = formula_check.exhaustive
+
+    def slow_start(*args, **kwargs):
+        # the CPU timer fires at a scheduler tick (4 ms at HZ = 250): with sympy's caches warm from an
+        # earlier test the whole check could end inside one tick, so spend ticks before it decides
+        end = time.process_time() + 0.5
+        while time.process_time() < end:
+            sum(range(10_000))
+        return real(*args, **kwargs)
+    monkeypatch.setattr(formula_check, "exhaustive", slow_start)
     monkeypatch.setattr(formula_problem, "SAFETY_SECONDS", 1e-6)
     result = dp.check(_search_only_claim())[0]
     assert result.status.value == "unknown"
