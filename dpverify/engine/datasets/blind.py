@@ -93,13 +93,16 @@ def _refuse_drawn(why: str) -> Any:
     raise Refused(why)
 
 
-class _BlindRecord:
-    """A record of a blind sample: it can be held, nothing more."""
+class _StandIn:
+    """A value that can be held and nothing more: every use calls the subclass's :meth:`_deny`."""
 
     __slots__ = ()
 
+    def _deny(self) -> Any:
+        raise NotImplementedError
+
     def _refuse(self, *args: Any, **kwargs: Any) -> Any:
-        _refuse("the program used a record of its sample")
+        self._deny()
 
     __eq__ = __ne__ = __lt__ = __le__ = __gt__ = __ge__ = __hash__ = __bool__ = _refuse  # type: ignore
     __getitem__ = __iter__ = __len__ = __contains__ = __int__ = __float__ = __index__ = _refuse  # type: ignore
@@ -114,6 +117,15 @@ class _BlindRecord:
 
     __reduce__ = __reduce_ex__ = __copy__ = __deepcopy__ = __complex__ = __round__ = _refuse
     __dpverify_type_probe__ = _refuse  # type(x) in a spec module (engine/program/contract.spec_type)
+
+
+class _BlindRecord(_StandIn):
+    """A record of a blind sample: it can be held, nothing more."""
+
+    __slots__ = ()
+
+    def _deny(self) -> Any:
+        _refuse("the program used a record of its sample")
 
 
 _RECORD = _BlindRecord()
@@ -151,28 +163,14 @@ def _set_counts(data: BlindSample, counts: dict) -> BlindSample:
     return data
 
 
-class _Drawn:
+class _Drawn(_StandIn):
     """What the draw of a one-run reading (:func:`once`) returns: a stand-in for the candidate drawn that
     refuses every use (C code that would look at it on its way out refuses)."""
 
     __slots__ = ()
 
-    def _refuse(self, *args: Any, **kwargs: Any) -> Any:
+    def _deny(self) -> Any:
         _refuse_drawn("the program used the candidate it drew")
-
-    __eq__ = __ne__ = __lt__ = __le__ = __gt__ = __ge__ = __hash__ = __bool__ = _refuse  # type: ignore
-    __getitem__ = __iter__ = __len__ = __contains__ = __int__ = __float__ = __index__ = _refuse  # type: ignore
-    __add__ = __radd__ = __sub__ = __rsub__ = __mul__ = __rmul__ = __truediv__ = __rtruediv__ = _refuse
-    __floordiv__ = __rfloordiv__ = __mod__ = __rmod__ = __pow__ = __rpow__ = __and__ = __or__ = _refuse
-    __neg__ = __pos__ = __abs__ = __call__ = __repr__ = __str__ = __format__ = _refuse
-
-    def __getattr__(self, name: str) -> Any:
-        if name == "__wrapped__":  # inspect.unwrap's probe (doctest, pydoc): missing, as on a real record
-            raise AttributeError(name)
-        self._refuse()
-
-    __reduce__ = __reduce_ex__ = __copy__ = __deepcopy__ = __complex__ = __round__ = _refuse
-    __dpverify_type_probe__ = _refuse  # type(x) in a spec module (engine/program/contract.spec_type)
 
 
 _DRAWN = _Drawn()
